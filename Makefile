@@ -1,0 +1,104 @@
+# The two commands of the README:
+#   make demo   set everything up and run the main job
+#   make test   set everything up and run every test
+# Both run against $KUBECONFIG when it is set, else against the local test
+# bed (tests/cluster), which they build and start themselves.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3.11
+VENV := $(CURDIR)/.venv
+BIN := $(VENV)/bin
+BUILD := $(CURDIR)/build
+COLLECTIONS := $(BUILD)/collections
+BED_BIN := $(shell bash -c 'source tests/cluster/lib.sh && echo $$BED_BIN')
+WITH_BED := tests/with-bed
+
+# The collection is found through a symlink, so edits are live; the bed's
+# binaries are reached through variables, never through PATH.
+export ANSIBLE_COLLECTIONS_PATH := $(COLLECTIONS)
+export ANSIBLE_FORCE_COLOR ?= true
+export ANSIBLE_CALLBACK_RESULT_FORMAT ?= yaml
+export HELM3_BIN := $(BED_BIN)/helm3
+export HELM4_BIN := $(BED_BIN)/helm4
+export HELM_BIN ?= $(HELM3_BIN)
+export KUBECTL_BIN ?= $(BED_BIN)/kubectl
+export PATH := $(BIN):$(PATH)
+
+SHELL_SCRIPTS := tests/cluster/build tests/cluster/up tests/cluster/down tests/cluster/status \
+	tests/cluster/lib.sh tests/with-bed tests/sanity/run
+
+.PHONY: help venv tools bed bed-up bed-down collection demo test test-all unit integration sanity lint molecule clean
+
+help:
+	@echo "make demo        set up, then run the main job (playbooks/demo.yml)"
+	@echo "make test        set up, then run unit, integration, sanity, lint and molecule tests"
+	@echo "make bed-up      build and start the local test bed; make bed-down stops it"
+	@echo "KUBECONFIG=...   point either command at an existing cluster instead of the bed"
+
+venv: $(VENV)/.installed
+$(VENV)/.installed: requirements.txt requirements-dev.txt
+	@echo "==> Python virtualenv in $(VENV)"
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -r requirements-dev.txt
+	touch $@
+
+# System tools the tests use beyond Python and Go.
+tools:
+	@command -v shellcheck >/dev/null || { \
+	  echo "==> installing shellcheck"; \
+	  command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ] || { echo "install shellcheck (it lints the bed's scripts)"; exit 1; }; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq shellcheck >/dev/null; }
+
+collection: venv
+	@mkdir -p $(COLLECTIONS)/ansible_collections/lcm
+	@ln -sfn $(CURDIR) $(COLLECTIONS)/ansible_collections/lcm/openstack
+
+# Build the bed's binaries (a no-op once cached), even when KUBECONFIG is set:
+# helm and kubectl come from the same cache.
+bed:
+	tests/cluster/build
+
+bed-up: bed
+	tests/cluster/up
+
+bed-down:
+	tests/cluster/down
+
+demo: collection bed
+	$(WITH_BED) $(BIN)/ansible-playbook -i examples/inventory.yml playbooks/demo.yml
+
+test: collection tools bed
+	$(WITH_BED) $(MAKE) --no-print-directory test-all
+
+# Every suite runs, even after a failure, and the summary says which failed.
+test-all:
+	@failed=(); \
+	for t in unit integration sanity lint molecule; do \
+	  echo "==> $$t"; \
+	  if $(MAKE) --no-print-directory $$t; then echo "==> $$t: passed"; else failed+=("$$t"); echo "==> $$t: FAILED"; fi; \
+	done; \
+	if (( $${#failed[@]} )); then echo "FAILED: $${failed[*]}"; exit 1; fi; \
+	echo "all suites passed: unit integration sanity lint molecule"
+
+unit: collection
+	$(BIN)/pytest tests/unit
+
+integration: collection
+	$(WITH_BED) $(BIN)/pytest tests/integration
+
+sanity: collection
+	tests/sanity/run
+
+lint: collection tools
+	$(BIN)/ansible-lint --profile production
+	shellcheck -x -P SCRIPTDIR $(SHELL_SCRIPTS)
+
+molecule: collection
+	$(WITH_BED) $(BIN)/molecule test --all
+
+clean:
+	rm -rf $(BUILD) .pytest_cache
