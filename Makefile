@@ -19,6 +19,9 @@ WITH_BED := tests/with-bed
 # The collection is found through a symlink, so edits are live; the bed's
 # binaries are reached through variables, never through PATH.
 export ANSIBLE_COLLECTIONS_PATH := $(COLLECTIONS)
+# Ansible's scratch files (and what Molecule or ansible-lint install) stay in
+# build/, not in the user's ~/.ansible.
+export ANSIBLE_HOME := $(BUILD)/ansible-home
 export ANSIBLE_FORCE_COLOR ?= true
 export ANSIBLE_CALLBACK_RESULT_FORMAT ?= yaml
 export HELM3_BIN := $(BED_BIN)/helm3
