@@ -1,0 +1,63 @@
+# Copyright: lcm.openstack contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Names shared by the phase engine: the lifecycle API, its labels, the phase
+types and the templates each phase type takes by default."""
+
+from __future__ import annotations
+
+GROUP = "lifecycle.openstack.org"
+VERSION = "v1alpha1"
+API_VERSION = f"{GROUP}/{VERSION}"
+PHASE_KIND = "Phase"
+LIFECYCLE_KIND = "ServiceLifecycle"
+
+# Server-side apply field manager: every write the collection makes is owned
+# by this name, so `kubectl get -o yaml --show-managed-fields` tells them apart.
+FIELD_MANAGER = "lcm.openstack"
+
+LABEL_PHASE = f"{GROUP}/phase"
+LABEL_SERVICE = f"{GROUP}/service"
+LABEL_TYPE = f"{GROUP}/phase-type"
+LABEL_SPEC_HASH = f"{GROUP}/spec-hash"
+ANNOTATION_PHASES = f"{GROUP}/phases"
+
+PHASE_TYPES = (
+    "install", "test", "upgrade", "rollback", "uninstall", "trafficdrain", "trafficrollout",
+)
+
+# The ServiceLifecycle state while a phase of each type runs.
+RUNNING_STATE = {
+    "install": "Installing",
+    "test": "Testing",
+    "upgrade": "Upgrading",
+    "rollback": "RollingBack",
+    "uninstall": "Removing",
+    "trafficdrain": "Draining",
+    "trafficrollout": "Operational",
+}
+
+# Phase states (status.state) and object states (kstatus words).
+PENDING, RUNNING, SUCCEEDED, FAILED = "Pending", "Running", "Succeeded", "Failed"
+
+# openstack-helm template names per phase type, as globs on the template path
+# inside the chart. Each phase also takes the Secrets and ConfigMaps its
+# objects mount or reference (see selection.py).
+DEFAULT_TEMPLATES = {
+    "install": [
+        "templates/job-db-init.yaml",
+        "templates/job-db-sync.yaml",
+        "templates/job-rabbit-init.yaml",
+        "templates/job-ks-*.yaml",
+        "templates/job-bootstrap.yaml",
+    ],
+    "upgrade": ["templates/job-db-backup.yaml", "templates/job-db-sync.yaml"],
+    "rollback": ["templates/job-db-restore.yaml"],
+    "uninstall": ["templates/job-db-drop.yaml"],
+    "test": ["templates/pod-rally-test.yaml", "templates/pod-*test*.yaml"],
+    "trafficdrain": [],
+    "trafficrollout": [],
+}
+
+# Kinds the apiserver refuses to change in place once created: a new run of a
+# phase deletes and re-creates them.
+IMMUTABLE_KINDS = {("batch/v1", "Job"), ("v1", "Pod")}

@@ -1,0 +1,153 @@
+# Copyright: lcm.openstack contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What a phase run is: its request, its Phase spec, its hash and its name.
+
+The name is derived from the hash, so running the same phase twice finds the
+same Phase: Succeeded means nothing to do, Running means attach to it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Mapping, Optional, Sequence
+
+from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.model import (
+    API_VERSION, LABEL_SERVICE, LABEL_SPEC_HASH, LABEL_TYPE, PHASE_KIND, PHASE_TYPES,
+)
+
+# The per-type block of each phase type: module option -> Phase spec field.
+TYPE_BLOCKS = {
+    "upgrade": ("upgrade", {"backup_database": "backupDatabase", "backup_timeout": "backupTimeoutSeconds"}),
+    "rollback": ("rollback", {"to_revision": "toRevision", "restore_database": "restoreDatabase",
+                              "backup_ref": "backupRef"}),
+    "uninstall": ("uninstall", {"purge_database": "purgeDatabase", "keep_history": "keepHistory"}),
+    "test": ("test", {"timeout": "timeoutSeconds"}),
+    "trafficdrain": ("traffic", {"backend": "backend", "steps": "steps",
+                                 "drain_grace_seconds": "drainGraceSeconds"}),
+    "trafficrollout": ("traffic", {"backend": "backend", "steps": "steps",
+                                   "drain_grace_seconds": "drainGraceSeconds"}),
+}
+BLOCK_NAMES = ("upgrade", "rollback", "uninstall", "test", "traffic")
+
+
+@dataclass
+class Source:
+    chart: Optional[str] = None
+    chart_version: Optional[str] = None
+    values: Optional[Mapping[str, Any]] = None
+    values_files: Sequence[str] = ()
+    templates: Optional[Sequence[str]] = None
+    selection: Optional[str] = None
+    stage_value: str = "lifecycle.phase"
+    manifests: Optional[Sequence[Any]] = None
+
+    @property
+    def mode(self) -> str:
+        if self.selection:
+            return self.selection
+        return "manifests" if self.manifests is not None and not self.chart else "templates"
+
+
+@dataclass
+class PhaseRequest:
+    type: str
+    service: str
+    release: str
+    namespace: str
+    source: Source = field(default_factory=Source)
+    target_version: str = ""
+    # The per-type blocks as given, e.g. {"upgrade": {"backup_database": True}}.
+    blocks: Dict[str, Optional[Dict[str, Any]]] = field(default_factory=dict)
+    timeout: int = 600
+    wait: bool = True
+    name: Optional[str] = None
+    helm_binary: Optional[str] = None
+
+    def validate(self) -> None:
+        if self.type not in PHASE_TYPES:
+            raise PhaseError(f"unknown phase type {self.type!r}; use one of {', '.join(PHASE_TYPES)}")
+        if self.source.values is not None and not isinstance(self.source.values, Mapping):
+            raise PhaseError(f"source.values must be a mapping of chart values, not "
+                             f"{type(self.source.values).__name__}")
+        if self.source.mode != "manifests" and not self.source.chart:
+            raise PhaseError("source.chart is required unless source.manifests gives the objects")
+        if self.source.chart and not _looks_remote(self.source.chart) and not os.path.exists(self.source.chart):
+            raise PhaseError(f"chart {self.source.chart} does not exist; give a chart directory or "
+                             ".tgz path, repo/chart after `helm repo add`, or an oci:// reference")
+        own = TYPE_BLOCKS.get(self.type, ("", {}))[0]
+        for block, value in self.blocks.items():
+            if value and block != own:
+                raise PhaseError(f"option {block} does not apply to a {self.type} phase"
+                                 + (f"; its options go under {own}" if own else ""))
+
+    @property
+    def options(self) -> Dict[str, Any]:
+        """The options of this phase type's block."""
+        own = TYPE_BLOCKS.get(self.type, ("", {}))[0]
+        return {k: v for k, v in (self.blocks.get(own) or {}).items() if v is not None}
+
+
+def _looks_remote(chart: str) -> bool:
+    return chart.startswith(("oci://", "http://", "https://")) or (
+        chart.count("/") == 1 and not chart.startswith((".", "/")) and not os.path.exists(chart))
+
+
+def digest(data: Any) -> str:
+    return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def values_digest(source: Source) -> str:
+    files = []
+    for path in source.values_files:
+        with open(path, "rb") as handle:
+            files.append(hashlib.sha256(handle.read()).hexdigest())
+    return digest({"values": source.values or {}, "files": files})
+
+
+def build_spec(req: PhaseRequest, objects: List[Dict[str, Any]]) -> Dict[str, Any]:
+    src = req.source
+    source: Dict[str, Any] = {"selection": src.mode, "manifestsDigest": digest(objects)}
+    if src.chart:
+        source.update(chart=src.chart, valuesDigest=values_digest(src))
+        if src.chart_version:
+            source["chartVersion"] = src.chart_version
+    if src.templates is not None:
+        source["templates"] = list(src.templates)
+    spec: Dict[str, Any] = {"type": req.type, "service": req.service, "release": req.release,
+                            "timeoutSeconds": int(req.timeout), "source": source}
+    if req.target_version:
+        spec["targetVersion"] = str(req.target_version)
+    block_name, fields = TYPE_BLOCKS.get(req.type, ("", {}))
+    block = {fields[k]: v for k, v in req.options.items() if v is not None and k in fields}
+    if block:
+        spec[block_name] = block
+    return spec
+
+
+def spec_hash(spec: Dict[str, Any]) -> str:
+    return digest(spec)[:16]
+
+
+def phase_name(req: PhaseRequest, hash_: str) -> str:
+    """<release>-<type>-<hash>: at most 63 characters, so it fits a label value."""
+    if req.name:
+        return req.name
+    return f"{req.release[:38].rstrip('-')}-{req.type}-{hash_[:8]}"
+
+
+def phase_body(req: PhaseRequest, spec: Dict[str, Any], hash_: str) -> Dict[str, Any]:
+    return {
+        "apiVersion": API_VERSION,
+        "kind": PHASE_KIND,
+        "metadata": {
+            "name": phase_name(req, hash_),
+            "namespace": req.namespace,
+            "labels": {LABEL_SERVICE: req.service, LABEL_TYPE: req.type, LABEL_SPEC_HASH: hash_,
+                       "app.kubernetes.io/managed-by": "lcm.openstack"},
+        },
+        "spec": spec,
+    }

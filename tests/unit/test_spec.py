@@ -1,0 +1,323 @@
+"""plugins/module_utils/spec.py: the request, the Phase spec, its hash and its name."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from pathlib import Path
+from typing import Any, Callable, Dict
+
+import pytest
+
+from ansible_collections.lcm.openstack.plugins.module_utils import spec as spec_mod
+from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.model import PHASE_TYPES
+from ansible_collections.lcm.openstack.plugins.module_utils.spec import (
+    PhaseRequest, Source, build_spec, digest, phase_body, phase_name, spec_hash,
+)
+
+CHART = "oci://registry.example/openstack-helm/keystone"
+OBJECTS = [{"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "keystone-db-sync"}}]
+DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+
+
+def _req(type_: str = "install", **kw: Any) -> PhaseRequest:
+    src = kw.pop("source", None) or Source(chart=CHART)
+    return PhaseRequest(type=type_, service="keystone", release=kw.pop("release", "keystone"),
+                        namespace="openstack", source=src, **kw)
+
+
+def _hash(req: PhaseRequest, objects: Any = None) -> str:
+    return spec_hash(build_spec(req, OBJECTS if objects is None else objects))
+
+
+# -- validate ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("type_", PHASE_TYPES)
+def test_validate_accepts_every_phase_type(type_: str) -> None:
+    _req(type_).validate()
+
+
+def test_validate_unknown_type() -> None:
+    with pytest.raises(PhaseError) as err:
+        _req("migrate").validate()
+    assert "unknown phase type 'migrate'" in str(err.value)
+    assert "install" in str(err.value) and "trafficrollout" in str(err.value)
+
+
+@pytest.mark.parametrize("values", [["a", "b"], "image: x", 3])
+def test_validate_values_must_be_a_mapping(values: Any) -> None:
+    with pytest.raises(PhaseError) as err:
+        _req(source=Source(chart=CHART, values=values)).validate()
+    assert "source.values must be a mapping" in str(err.value)
+    assert type(values).__name__ in str(err.value)
+
+
+def test_validate_chart_required_unless_manifests() -> None:
+    with pytest.raises(PhaseError) as err:
+        _req(source=Source()).validate()
+    assert "source.chart is required" in str(err.value)
+    # a selection other than manifests needs a chart even with manifests given
+    with pytest.raises(PhaseError):
+        _req(source=Source(manifests=[OBJECTS[0]], selection="templates")).validate()
+    _req(source=Source(manifests=[OBJECTS[0]])).validate()
+    _req(source=Source(manifests=[])).validate()
+
+
+@pytest.mark.parametrize("chart", ["./charts/keystone", "/nonexistent/charts/keystone", "../keystone-0.3.1.tgz",
+                                   "openstack-helm/charts/keystone"])
+def test_validate_local_chart_must_exist(chart: str) -> None:
+    with pytest.raises(PhaseError) as err:
+        _req(source=Source(chart=chart)).validate()
+    assert f"chart {chart} does not exist" in str(err.value)
+
+
+def test_validate_existing_local_chart(tmp_path: Path) -> None:
+    chart = tmp_path / "keystone"
+    chart.mkdir()
+    _req(source=Source(chart=str(chart))).validate()
+
+
+@pytest.mark.parametrize("chart", [CHART, "https://charts.example/keystone-0.3.1.tgz", "openstack-helm/keystone"])
+def test_validate_remote_charts_are_not_looked_up(chart: str) -> None:
+    _req(source=Source(chart=chart)).validate()
+
+
+def test_validate_refuses_the_block_of_another_type() -> None:
+    with pytest.raises(PhaseError) as err:
+        _req("install", blocks={"upgrade": {"backup_database": True}}).validate()
+    assert "option upgrade does not apply to a install phase" in str(err.value)
+
+
+def test_validate_names_the_block_a_type_takes() -> None:
+    with pytest.raises(PhaseError) as err:
+        _req("trafficdrain", blocks={"upgrade": {"backup_database": True}}).validate()
+    assert "its options go under traffic" in str(err.value)
+    with pytest.raises(PhaseError) as err:
+        _req("rollback", blocks={"uninstall": {"purge_database": True}}).validate()
+    assert "option uninstall does not apply to a rollback phase; its options go under rollback" in str(err.value)
+
+
+def test_validate_accepts_its_own_block_and_empty_others() -> None:
+    _req("upgrade", blocks={"upgrade": {"backup_database": True}, "rollback": None, "uninstall": {},
+                            "test": None, "traffic": None}).validate()
+    _req("trafficrollout", blocks={"traffic": {"steps": [10, 50, 100]}}).validate()
+
+
+def test_source_mode() -> None:
+    assert Source(chart=CHART).mode == "templates"
+    assert Source(manifests=[]).mode == "manifests"
+    assert Source(chart=CHART, manifests=[]).mode == "templates"
+    assert Source(chart=CHART, selection="stage").mode == "stage"
+
+
+# -- build_spec ----------------------------------------------------------------------
+
+def test_build_spec_fields(tmp_path: Path) -> None:
+    req = _req("upgrade", target_version="2024.1", timeout=900,
+               blocks={"upgrade": {"backup_database": True, "backup_timeout": None}},
+               source=Source(chart=CHART, chart_version="0.3.1", values={"a": 1}, templates=["job-db-sync"]))
+    spec = build_spec(req, OBJECTS)
+    assert spec["type"] == "upgrade" and spec["service"] == "keystone" and spec["release"] == "keystone"
+    assert spec["timeoutSeconds"] == 900 and spec["targetVersion"] == "2024.1"
+    assert spec["upgrade"] == {"backupDatabase": True}
+    src = spec["source"]
+    assert src["selection"] == "templates" and src["chart"] == CHART and src["chartVersion"] == "0.3.1"
+    assert src["templates"] == ["job-db-sync"]
+    assert src["manifestsDigest"] == digest(OBJECTS)
+    assert re.fullmatch(r"[0-9a-f]{64}", src["valuesDigest"])
+
+
+def test_build_spec_without_chart_has_no_values_digest() -> None:
+    spec = build_spec(_req(source=Source(manifests=OBJECTS)), OBJECTS)
+    assert spec["source"] == {"selection": "manifests", "manifestsDigest": digest(OBJECTS)}
+    assert "targetVersion" not in spec
+
+
+def test_build_spec_block_only_of_its_own_type() -> None:
+    spec = build_spec(_req("install", blocks={"upgrade": {"backup_database": True}}), OBJECTS)
+    assert not any(k in spec for k in spec_mod.BLOCK_NAMES)
+    spec = build_spec(_req("trafficdrain", blocks={"traffic": {"backend": "service_selector",
+                                                               "drain_grace_seconds": 30}}), OBJECTS)
+    assert spec["traffic"] == {"backend": "service_selector", "drainGraceSeconds": 30}
+
+
+def test_values_never_appear_in_the_spec(tmp_path: Path) -> None:
+    values_file = tmp_path / "secrets.yaml"
+    values_file.write_text("endpoints:\n  identity:\n    auth:\n      admin:\n        password: FileOnlySecret-77\n")
+    values = {"endpoints": {"oslo_db": {"auth": {"admin": {"password": "InlineSecret-42"}}}},
+              "conf": {"keystone": {"DEFAULT": {"debug": "UniqueMarkerValue"}}}}
+    req = _req(source=Source(chart=CHART, values=values, values_files=[str(values_file)]))
+    spec = build_spec(req, OBJECTS)
+    text = json.dumps(spec)
+    for leaked in ("InlineSecret-42", "FileOnlySecret-77", "UniqueMarkerValue", "oslo_db", "endpoints",
+                   str(values_file)):
+        assert leaked not in text
+    assert "values" not in spec["source"] and "valuesFiles" not in spec["source"]
+    assert spec["source"]["valuesDigest"] == spec_mod.values_digest(req.source)
+    body = phase_body(req, spec, spec_hash(spec))
+    assert "InlineSecret-42" not in json.dumps(body)
+
+
+# -- spec_hash -------------------------------------------------------------------
+
+VALUES = {"endpoints": {"identity": {"auth": {"admin": {"password": "pw-1", "region_name": "RegionOne"}}},
+                        "oslo_db": {"hosts": {"default": "mariadb"}}},
+          "pod": {"replicas": {"api": 2}},
+          "manifests": {"job_db_sync": True, "job_bootstrap": True},
+          "images": {"tags": ["a", "b"]}}
+
+
+def _reordered(data: Any) -> Any:
+    """The same mapping with every level's keys in reverse insertion order."""
+    if isinstance(data, dict):
+        return {k: _reordered(data[k]) for k in reversed(list(data))}
+    if isinstance(data, list):
+        return [_reordered(v) for v in data]
+    return data
+
+
+def test_hash_stable_across_dict_ordering() -> None:
+    reordered = _reordered(VALUES)
+    assert list(reordered) != list(VALUES) and reordered == VALUES
+    objects = [{"kind": "Job", "apiVersion": "batch/v1", "metadata": {"name": "x", "labels": {"a": "1", "b": "2"}}}]
+    h1 = _hash(_req(source=Source(chart=CHART, values=VALUES)), objects)
+    h2 = _hash(_req(source=Source(chart=CHART, values=reordered)), _reordered(objects))
+    assert h1 == h2
+    assert re.fullmatch(r"[0-9a-f]{16}", h1)
+
+
+def test_hash_is_deterministic() -> None:
+    assert _hash(_req(source=Source(chart=CHART, values=VALUES))) == \
+        _hash(_req(source=Source(chart=CHART, values=copy.deepcopy(VALUES))))
+
+
+def _set(path: str, value: Any) -> Callable[[Dict[str, Any]], None]:
+    def change(v: Dict[str, Any]) -> None:
+        *parents, last = path.split(".")
+        for p in parents:
+            v = v[p]
+        v[last] = value
+    return change
+
+
+@pytest.mark.parametrize("change", [
+    pytest.param(_set("endpoints.identity.auth.admin.password", "pw-2"), id="nested-string"),
+    pytest.param(_set("pod.replicas.api", 3), id="int"),
+    pytest.param(_set("pod.replicas.api", "2"), id="int-to-string"),
+    pytest.param(_set("manifests.job_db_sync", False), id="bool"),
+    pytest.param(_set("images.tags", ["b", "a"]), id="list-order"),
+    pytest.param(_set("pod.replicas.worker", 1), id="added-key"),
+    pytest.param(lambda v: v["manifests"].pop("job_bootstrap"), id="removed-key"),
+    pytest.param(_set("endpoints.oslo_db.hosts.default", None), id="to-null"),
+])
+def test_hash_changed_by_any_value_change(change: Callable[[Dict[str, Any]], None]) -> None:
+    changed = copy.deepcopy(VALUES)
+    change(changed)
+    assert changed != VALUES
+    assert _hash(_req(source=Source(chart=CHART, values=VALUES))) != \
+        _hash(_req(source=Source(chart=CHART, values=changed)))
+
+
+@pytest.mark.parametrize("other", [
+    pytest.param(lambda: _req(source=Source(chart=CHART, values=VALUES, chart_version="0.3.2")), id="chart-version"),
+    pytest.param(lambda: _req(source=Source(chart=CHART + "2", values=VALUES)), id="chart"),
+    pytest.param(lambda: _req(source=Source(chart=CHART, values=VALUES), target_version="2024.2"),
+                 id="target-version"),
+    pytest.param(lambda: _req(source=Source(chart=CHART, values=VALUES), timeout=601), id="timeout"),
+    pytest.param(lambda: _req(source=Source(chart=CHART, values=VALUES, templates=["job-db-sync"])),
+                 id="templates"),
+    pytest.param(lambda: _req(source=Source(chart=CHART, values=VALUES, selection="stage")), id="selection"),
+    pytest.param(lambda: _req("upgrade", source=Source(chart=CHART, values=VALUES)), id="type"),
+])
+def test_hash_changed_by_other_fields(other: Callable[[], PhaseRequest]) -> None:
+    assert _hash(_req(source=Source(chart=CHART, values=VALUES))) != _hash(other())
+
+
+def test_hash_changed_by_objects() -> None:
+    req = _req(source=Source(chart=CHART, values=VALUES))
+    changed = copy.deepcopy(OBJECTS)
+    changed[0]["metadata"]["name"] = "keystone-db-sync-2"
+    assert _hash(req, OBJECTS) != _hash(req, changed)
+
+
+def test_hash_changed_by_values_file_content(tmp_path: Path) -> None:
+    f = tmp_path / "overrides.yaml"
+    f.write_text("pod:\n  replicas:\n    api: 1\n")
+    req = _req(source=Source(chart=CHART, values_files=[str(f)]))
+    before = _hash(req)
+    assert _hash(req) == before
+    f.write_text("pod:\n  replicas:\n    api: 2\n")
+    assert _hash(req) != before
+
+
+def test_null_values_and_empty_values_hash_alike() -> None:
+    assert _hash(_req(source=Source(chart=CHART, values=None))) == \
+        _hash(_req(source=Source(chart=CHART, values={})))
+
+
+# -- phase_name ------------------------------------------------------------------
+
+def test_name_length_for_a_long_release_and_the_longest_type() -> None:
+    release = "keystone-" + "r" * 44
+    assert len(release) == 53  # Helm's limit on release names
+    req = _req("trafficrollout", release=release)
+    h = _hash(req)
+    name = phase_name(req, h)
+    assert len(name) <= 63
+    assert name == f"{release[:38]}-trafficrollout-{h[:8]}"
+    assert DNS_LABEL.match(name)
+
+
+@pytest.mark.parametrize("type_", PHASE_TYPES)
+def test_name_fits_a_label_for_every_type(type_: str) -> None:
+    name = phase_name(_req(type_, release="a" * 53), "f" * 16)
+    assert len(name) <= 63 and DNS_LABEL.match(name)
+
+
+def test_name_does_not_end_a_truncated_release_with_a_hyphen() -> None:
+    release = "k" * 37 + "-" + "x" * 15
+    name = phase_name(_req("install", release=release), "0123456789abcdef")
+    assert name == "k" * 37 + "-install-01234567"
+    assert "--" not in name
+
+
+def test_name_of_a_short_release() -> None:
+    assert phase_name(_req("upgrade"), "0123456789abcdef") == "keystone-upgrade-01234567"
+
+
+def test_explicit_name_wins() -> None:
+    assert phase_name(_req(name="my-phase"), "0123456789abcdef") == "my-phase"
+
+
+def test_same_request_same_name_different_spec_different_name() -> None:
+    a = _req(source=Source(chart=CHART, values={"x": 1}))
+    b = _req(source=Source(chart=CHART, values={"x": 1}))
+    c = _req(source=Source(chart=CHART, values={"x": 2}))
+    assert phase_name(a, _hash(a)) == phase_name(b, _hash(b))
+    assert phase_name(a, _hash(a)) != phase_name(c, _hash(c))
+
+
+def test_phase_body_labels() -> None:
+    req = _req("upgrade")
+    spec = build_spec(req, OBJECTS)
+    h = spec_hash(spec)
+    body = phase_body(req, spec, h)
+    assert body["apiVersion"] == "lifecycle.openstack.org/v1alpha1" and body["kind"] == "Phase"
+    assert body["metadata"]["name"] == phase_name(req, h)
+    assert body["metadata"]["namespace"] == "openstack"
+    labels = body["metadata"]["labels"]
+    assert labels["lifecycle.openstack.org/spec-hash"] == h
+    assert labels["lifecycle.openstack.org/service"] == "keystone"
+    assert labels["lifecycle.openstack.org/phase-type"] == "upgrade"
+    assert body["spec"] is spec
+
+
+# -- digest ----------------------------------------------------------------------
+
+def test_digest() -> None:
+    assert digest({"a": 1, "b": [1, 2]}) == digest({"b": [1, 2], "a": 1})
+    assert digest({"a": 1}) != digest({"a": "1"})
+    assert digest([1, 2]) != digest([2, 1])
+    assert re.fullmatch(r"[0-9a-f]{64}", digest(None))
