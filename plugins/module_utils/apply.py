@@ -1,0 +1,236 @@
+# Copyright: lcm.openstack contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Apply a phase's objects: server-side apply under the collection's field
+manager, with the Phase as controller owner.
+
+- A Job (or bare Pod) left by an earlier phase is deleted and re-created: its
+  pod template is immutable, and a new phase means a new run.
+- An object of this very Phase is left alone, so a resumed phase does not
+  restart work that is already running.
+- An object that a Helm release manages (and that is not a hook) is shared
+  with the release: the phase waits on it but neither changes nor owns it, or
+  deleting the Phase would garbage-collect part of the release.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import dataclass, field
+from typing import Any, Dict, Optional
+
+from ansible_collections.lcm.openstack.plugins.module_utils.compat import DynamicApiError, NotFoundError, ResourceNotFoundError
+from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseError, api_error
+from ansible_collections.lcm.openstack.plugins.module_utils.model import (
+    API_VERSION, FIELD_MANAGER, IMMUTABLE_KINDS, PHASE_KIND,
+)
+from ansible_collections.lcm.openstack.plugins.module_utils.redact import mask_secret
+
+CREATED, UPDATED, UNCHANGED, REPLACED, SHARED = "created", "updated", "unchanged", "replaced", "shared"
+_VOLATILE_META = ("managedFields", "resourceVersion", "generation", "uid", "creationTimestamp")
+
+
+@dataclass
+class Applied:
+    key: str
+    api_version: str
+    kind: str
+    name: str
+    action: str
+    before: Optional[Dict[str, Any]] = None
+    after: Optional[Dict[str, Any]] = None
+    note: str = ""
+    obj: Dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def changed(self) -> bool:
+        return self.action in (CREATED, UPDATED, REPLACED)
+
+
+def owner_reference(phase: Dict[str, Any]) -> Dict[str, Any]:
+    return {
+        "apiVersion": API_VERSION,
+        "kind": PHASE_KIND,
+        "name": phase["metadata"]["name"],
+        "uid": phase["metadata"]["uid"],
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
+def controller_of(obj: Dict[str, Any]) -> Optional[Dict[str, Any]]:
+    for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
+        if ref.get("controller"):
+            return ref
+    return None
+
+
+def helm_release_of(obj: Dict[str, Any]) -> Optional[str]:
+    """The Helm release that manages an object, unless the object is a hook."""
+    meta = obj.get("metadata") or {}
+    annotations = meta.get("annotations") or {}
+    if "helm.sh/hook" in annotations:
+        return None
+    if (meta.get("labels") or {}).get("app.kubernetes.io/managed-by") == "Helm":
+        return annotations.get("meta.helm.sh/release-name") or "unknown"
+    return None
+
+
+def comparable(obj: Optional[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
+    """An object as a diff shows it: no server bookkeeping, Secret data masked."""
+    if obj is None:
+        return None
+    out = copy.deepcopy(obj)
+    meta = out.get("metadata") or {}
+    for key in _VOLATILE_META:
+        meta.pop(key, None)
+    (meta.get("annotations") or {}).pop("kubectl.kubernetes.io/last-applied-configuration", None)
+    out.pop("status", None)
+    return mask_secret(out)
+
+
+class Applier:
+    def __init__(self, dyn: Any, namespace: str, dry_run: bool = False) -> None:
+        self.dyn = dyn
+        self.namespace = namespace
+        self.dry_run = dry_run
+
+    def resource(self, api_version: str, kind: str) -> Any:
+        try:
+            return self.dyn.resources.get(api_version=api_version, kind=kind)
+        except ResourceNotFoundError as exc:
+            raise PhaseError(f"the cluster does not serve {kind} in {api_version}; "
+                             "install its CRD or fix the template's apiVersion") from exc
+
+    def get(self, api_version: str, kind: str, name: str) -> Optional[Dict[str, Any]]:
+        res = self.resource(api_version, kind)
+        try:
+            return res.get(name=name, namespace=self.namespace).to_dict()
+        except NotFoundError:
+            return None
+        except DynamicApiError as exc:
+            raise api_error(exc, "get", res.name, self.namespace) from exc
+
+    def apply(self, desired: Dict[str, Any], owner: Optional[Dict[str, Any]],
+              labels: Dict[str, str]) -> Applied:
+        obj = copy.deepcopy(desired)
+        api_version, kind = obj["apiVersion"], obj["kind"]
+        meta = obj.setdefault("metadata", {})
+        name = meta.get("name") or ""
+        res = self.resource(api_version, kind)
+        if not res.namespaced:
+            raise PhaseError(f"{kind} {name} is cluster-scoped; a Phase owns only objects of its "
+                             "namespace. Install it with the chart, not with the phase")
+        if meta.get("namespace") not in (None, self.namespace):
+            raise PhaseError(f"{kind} {name} is rendered for namespace {meta['namespace']}, "
+                             f"but the phase runs in {self.namespace}")
+        meta["namespace"] = self.namespace
+        meta.setdefault("labels", {}).update(labels)
+        if owner is not None:
+            meta["ownerReferences"] = [owner]
+        result = Applied(key=f"{kind}/{name}", api_version=api_version, kind=kind, name=name,
+                         action=UNCHANGED, obj=obj)
+
+        existing = self.get(api_version, kind, name)
+        result.before = comparable(existing)
+        if existing is not None:
+            release = helm_release_of(existing)
+            if release:
+                result.action, result.note = SHARED, f"managed by Helm release {release}; used as it is"
+                result.after = result.before
+                return result
+            current = controller_of(existing)
+            ours = owner is not None and current is not None and current.get("uid") == owner["uid"]
+            if current and not ours and current.get("kind") != PHASE_KIND:
+                raise PhaseError(f"{kind} {name} is controlled by {current.get('kind')} "
+                                 f"{current.get('name')}; a phase cannot take it over. Rename it in the chart")
+            if (api_version, kind) in IMMUTABLE_KINDS:
+                if ours:
+                    result.after = result.before
+                    return result  # a resumed phase: the run is under way already
+                self._delete(res, name)
+                result.action = REPLACED
+        if result.action == REPLACED and self.dry_run:
+            # The live object's immutable fields would refuse a dry-run apply;
+            # validate the replacement as a new object under a generated name.
+            self._validate_as_new(res, obj)
+            result.after = comparable(obj)
+            return result
+        applied = self._server_side_apply(res, obj, name)
+        if result.action != REPLACED:
+            if existing is None:
+                result.action = CREATED
+            elif applied["metadata"].get("resourceVersion") != existing["metadata"].get("resourceVersion"):
+                result.action = UPDATED
+        result.after = comparable(applied)
+        return result
+
+    def _server_side_apply(self, res: Any, obj: Dict[str, Any], name: str) -> Dict[str, Any]:
+        kwargs = {"dry_run": "All"} if self.dry_run else {}
+        try:
+            return res.server_side_apply(body=obj, name=name, namespace=self.namespace,
+                                         field_manager=FIELD_MANAGER, force_conflicts=True,
+                                         **kwargs).to_dict()
+        except DynamicApiError as exc:
+            if exc.status in (400, 422):
+                raise PhaseError(f"the apiserver refused {obj['kind']} {name}: "
+                                 f"{_reason(exc)}") from exc
+            raise api_error(exc, "patch", res.name, self.namespace) from exc
+
+    def _validate_as_new(self, res: Any, obj: Dict[str, Any]) -> None:
+        probe = copy.deepcopy(obj)
+        probe["metadata"].pop("name", None)
+        probe["metadata"]["generateName"] = obj["metadata"]["name"][:50] + "-"
+        try:
+            res.create(body=probe, namespace=self.namespace, dry_run="All",
+                       field_manager=FIELD_MANAGER)
+        except DynamicApiError as exc:
+            if exc.status in (400, 422):
+                raise PhaseError(f"the apiserver refused {obj['kind']} {obj['metadata']['name']}: "
+                                 f"{_reason(exc)}") from exc
+            raise api_error(exc, "create", res.name, self.namespace) from exc
+
+    def _delete(self, res: Any, name: str) -> None:
+        """Delete and, unless in check mode, wait until the object is gone."""
+        if not self.dry_run:
+            delete_and_wait(self.dyn, res, name, self.namespace, "Background", 60)
+
+
+def delete_and_wait(dyn: Any, res: Any, name: str, namespace: str, propagation: str,
+                    timeout: float, hint: str = "it may carry a finalizer") -> bool:
+    """Delete an object and watch, from the resourceVersion it had, until it is
+    gone. Foreground propagation returns only once its dependents are gone too.
+    Returns False when there was nothing to delete."""
+    try:
+        current = res.get(name=name, namespace=namespace).to_dict()
+        res.delete(name=name, namespace=namespace, body={"propagationPolicy": propagation})
+    except NotFoundError:
+        return False
+    except DynamicApiError as exc:
+        raise api_error(exc, "delete", res.name, namespace) from exc
+    for event in dyn.watch(res, namespace=namespace, field_selector=f"metadata.name={name}",
+                           resource_version=current["metadata"]["resourceVersion"], timeout=int(timeout)):
+        if event["type"] == "DELETED":
+            return True
+    try:
+        res.get(name=name, namespace=namespace)
+    except NotFoundError:
+        return True
+    raise PhaseError(f"{res.kind} {name} was not deleted within {timeout:.0f}s; {hint}")
+
+
+def _reason(exc: DynamicApiError) -> str:
+    try:
+        body = json.loads(exc.body)
+        causes = (body.get("details") or {}).get("causes") or []
+        if causes:
+            return "; ".join(_short(f"{c.get('field', '')}: {c.get('message', '')}".strip(": "))
+                             for c in causes)
+        return _short(body.get("message", str(exc)))
+    except (TypeError, ValueError):
+        return str(exc)
+
+
+def _short(text: str, limit: int = 300) -> str:
+    """Apiserver messages can quote a whole pod template; keep the point."""
+    return text if len(text) <= limit else text[:limit] + " ..."

@@ -1,0 +1,111 @@
+# Copyright: lcm.openstack contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The ServiceLifecycle record: one per service, its state and Phase history.
+
+Status writes replace the whole status with the resourceVersion that was
+read, so two writers never lose each other's history entries: a conflict
+(409) re-reads and re-applies the change.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Dict, Optional
+
+from ansible_collections.lcm.openstack.plugins.module_utils.compat import ConflictError, DynamicApiError, NotFoundError, ResourceNotFoundError
+from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseError, api_error
+from ansible_collections.lcm.openstack.plugins.module_utils.model import (
+    API_VERSION, FIELD_MANAGER, LABEL_SERVICE, LIFECYCLE_KIND, RUNNING_STATE, SUCCEEDED,
+)
+
+HISTORY_LIMIT = 50
+# The state a successful phase leaves the service in; the flows set the rest.
+DONE_STATE = {"uninstall": "Removed", "trafficrollout": "Operational"}
+VERSIONED = ("install", "upgrade", "rollback")
+
+
+class Lifecycle:
+    def __init__(self, dyn: Any, namespace: str, service: str, release: str) -> None:
+        self.namespace, self.service, self.release = namespace, service, release
+        try:
+            self.res = dyn.resources.get(api_version=API_VERSION, kind=LIFECYCLE_KIND)
+        except ResourceNotFoundError as exc:
+            raise PhaseError("the ServiceLifecycle CRD is not installed: run the "
+                             "lcm.openstack.crds role first") from exc
+
+    def ensure(self) -> Dict[str, Any]:
+        body = {"apiVersion": API_VERSION, "kind": LIFECYCLE_KIND,
+                "metadata": {"name": self.service, "namespace": self.namespace,
+                             "labels": {LABEL_SERVICE: self.service}},
+                "spec": {"service": self.service, "release": self.release}}
+        try:
+            return self.res.server_side_apply(body=body, name=self.service, namespace=self.namespace,
+                                              field_manager=FIELD_MANAGER, force_conflicts=True).to_dict()
+        except DynamicApiError as exc:
+            raise api_error(exc, "patch", "servicelifecycles", self.namespace) from exc
+
+    def get(self) -> Optional[Dict[str, Any]]:
+        try:
+            return self.res.get(name=self.service, namespace=self.namespace).to_dict()
+        except NotFoundError:
+            return None
+
+    def phase_started(self, phase: Dict[str, Any]) -> None:
+        name, ptype = phase["metadata"]["name"], phase["spec"]["type"]
+
+        def change(status: Dict[str, Any]) -> None:
+            status["state"] = RUNNING_STATE[ptype]
+            status["currentPhase"] = name
+            if phase["spec"].get("targetVersion"):
+                status["targetVersion"] = phase["spec"]["targetVersion"]
+            entry = _entry(status, name, ptype)
+            entry.update(result="Running", startedAt=(phase.get("status") or {}).get("startedAt"))
+            entry.pop("completedAt", None)
+            entry.pop("message", None)
+        self._update(change)
+
+    def phase_ended(self, phase: Dict[str, Any]) -> None:
+        name, ptype = phase["metadata"]["name"], phase["spec"]["type"]
+        pstatus = phase.get("status") or {}
+
+        def change(status: Dict[str, Any]) -> None:
+            if status.get("currentPhase") == name:
+                status["currentPhase"] = ""
+            entry = _entry(status, name, ptype)
+            entry.update(result=pstatus.get("state"), startedAt=pstatus.get("startedAt"),
+                         completedAt=pstatus.get("completedAt"), message=pstatus.get("message", ""))
+            if pstatus.get("state") == SUCCEEDED:
+                if ptype in DONE_STATE:
+                    status["state"] = DONE_STATE[ptype]
+                if ptype in VERSIONED and phase["spec"].get("targetVersion"):
+                    status["currentVersion"] = phase["spec"]["targetVersion"]
+        self._update(change)
+
+    def set_state(self, state: str) -> None:
+        self._update(lambda status: status.__setitem__("state", state))
+
+    def _update(self, change: Callable[[Dict[str, Any]], None], attempts: int = 5) -> None:
+        for _attempt in range(attempts):
+            current = self.get() or self.ensure()
+            status = dict(current.get("status") or {})
+            change(status)
+            status["history"] = [{k: v for k, v in e.items() if v not in (None, "")}
+                                 for e in status.get("history", [])][-HISTORY_LIMIT:]
+            body = dict(current, status=status)
+            try:
+                self.res.status.replace(body=body, namespace=self.namespace)
+                return
+            except ConflictError:
+                continue  # someone else wrote in between: read again
+            except DynamicApiError as exc:
+                raise api_error(exc, "update", "servicelifecycles/status", self.namespace) from exc
+        raise PhaseError(f"ServiceLifecycle {self.service} kept changing under us; retry the task")
+
+
+def _entry(status: Dict[str, Any], name: str, ptype: str) -> Dict[str, Any]:
+    history = status.setdefault("history", [])
+    for entry in history:
+        if entry.get("name") == name:
+            return entry
+    entry = {"name": name, "type": ptype}
+    history.append(entry)
+    return entry

@@ -1,0 +1,246 @@
+# Copyright: lcm.openstack contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Run one phase: render its objects, record the run as a Phase, apply the
+objects wave by wave under the Phase, wait for them, and write the outcome.
+
+Re-running the same phase finds the same Phase (its name comes from the spec
+hash): Succeeded means nothing to do; Pending or Running means an earlier run
+was interrupted, and this one attaches to it; Failed means run it again.
+Everything that can be refused is checked before anything is written: the
+objects are validated with a server-side dry run before the Phase exists.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any, Dict, List, Mapping, Optional
+
+from ansible_collections.lcm.openstack.plugins.module_utils.compat import DynamicApiError, NotFoundError, ResourceNotFoundError
+from ansible_collections.lcm.openstack.plugins.module_utils import render, selection
+from ansible_collections.lcm.openstack.plugins.module_utils.apply import (
+    Applied, Applier, delete_and_wait, owner_reference,
+)
+from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseError, PhaseFailed, api_error
+from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle import Lifecycle
+from ansible_collections.lcm.openstack.plugins.module_utils.model import (
+    API_VERSION, FAILED, LABEL_PHASE, LABEL_SERVICE, LABEL_SPEC_HASH, LABEL_TYPE, PENDING,
+    PHASE_KIND, RUNNING, SUCCEEDED,
+)
+from ansible_collections.lcm.openstack.plugins.module_utils.phase_status import StatusWriter, summary
+from ansible_collections.lcm.openstack.plugins.module_utils.redact import Redactor
+from ansible_collections.lcm.openstack.plugins.module_utils.spec import (
+    PhaseRequest, build_spec, phase_body, spec_hash,
+)
+from ansible_collections.lcm.openstack.plugins.module_utils.waiter import Target, wait_for
+
+DRY_RUN_UID = "00000000-0000-0000-0000-000000000000"
+
+
+class PhaseRunner:
+    def __init__(self, dyn: Any, req: PhaseRequest, check_mode: bool = False,
+                 env: Optional[Mapping[str, str]] = None) -> None:
+        self.dyn, self.req, self.check_mode = dyn, req, check_mode
+        self.env = os.environ if env is None else env
+        self.redactor = Redactor()
+        self.redactor.add_values(req.source.values or {})
+        self.phases = self._phase_resource()
+
+    # -- entry points ------------------------------------------------------
+    def present(self) -> Dict[str, Any]:
+        """Run the phase; every error message leaves with credentials masked."""
+        try:
+            return self._present()
+        except PhaseError as exc:
+            exc.args = (self.redactor.redact(str(exc)),)
+            exc.details = self.redactor.redact_deep(exc.details)
+            raise
+
+    def _present(self) -> Dict[str, Any]:
+        req = self.req
+        req.validate()
+        objects = self._render()
+        spec = build_spec(req, [o.obj for o in objects])
+        hash_ = spec_hash(spec)
+        body = phase_body(req, spec, hash_)
+        name = body["metadata"]["name"]
+        existing = self._get(name)
+        state = ((existing or {}).get("status") or {}).get("state", PENDING) if existing else None
+        same = existing is not None and existing["metadata"].get("labels", {}).get(LABEL_SPEC_HASH) == hash_
+        if same and state == SUCCEEDED:
+            return {"changed": False, "phase": summary(existing), "objects_applied": []}
+        if existing is not None and not same and state in (PENDING, RUNNING):
+            raise PhaseError(f"Phase {name} is {state} with another spec; wait for it or delete it "
+                             "(state: absent) before running a different one under that name")
+        self._refuse_concurrent(name)
+        if self.check_mode:
+            return self._dry_run(body, objects, existing, attach=same and state in (PENDING, RUNNING))
+        self._preflight(objects)
+        if existing is not None and not (same and state in (PENDING, RUNNING)):
+            self._delete_and_wait(name)
+            existing = None
+        phase = existing or self._create(body)
+        return self._run(phase, objects)
+
+    def absent(self) -> Dict[str, Any]:
+        names = [self.req.name] if self.req.name else self._names_of_service_type()
+        found = [n for n in names if n and self._get(n) is not None]
+        if not self.check_mode:
+            for n in found:
+                self._delete_and_wait(n)
+        return {"changed": bool(found), "deleted": found}
+
+    # -- steps -------------------------------------------------------------
+    def _render(self) -> List[render.Rendered]:
+        req, src = self.req, self.req.source
+        if src.mode == "manifests" and not src.chart:
+            rendered = render.load_manifests(src.manifests or [])
+        else:
+            extra = _nested(src.stage_value, req.type) if src.mode == "stage" else None
+            text = render.helm_template(
+                render.find_helm(req.helm_binary, self.env), req.release, src.chart, req.namespace,
+                values=src.values, values_files=src.values_files, chart_version=src.chart_version,
+                extra_values=extra, redactor=self.redactor)
+            rendered = render.parse_manifest(text)
+            if src.manifests:
+                rendered += render.load_manifests(src.manifests)
+        chosen = selection.select(rendered, req.type, src.mode, src.templates)
+        self.redactor.add_objects(o.obj for o in chosen)
+        return chosen
+
+    def _preflight(self, objects: List[render.Rendered]) -> None:
+        """Validate every object with a server-side dry run before writing anything."""
+        dry = Applier(self.dyn, self.req.namespace, dry_run=True)
+        for o in objects:
+            dry.apply(o.obj, _placeholder_owner("dry-run"), {})
+
+    def _run(self, phase: Dict[str, Any], objects: List[render.Rendered]) -> Dict[str, Any]:
+        req = self.req
+        name = phase["metadata"]["name"]
+        writer = StatusWriter(self.phases, phase, objects, self.redactor)
+        lifecycle = Lifecycle(self.dyn, req.namespace, req.service, req.release)
+        lifecycle.ensure()
+        phase = writer.start()
+        lifecycle.phase_started(phase)
+        applier = Applier(self.dyn, req.namespace)
+        labels = {LABEL_PHASE: name, LABEL_SERVICE: req.service, LABEL_TYPE: req.type}
+        owner = owner_reference(phase)
+        applied: List[Applied] = []
+        deadline = time.monotonic() + req.timeout
+        try:
+            for index, wave in enumerate(selection.waves(objects)):
+                writer.wave = index
+                applied += [applier.apply(o.obj, owner, labels) for o in wave]
+                if not req.wait and any(o.kind not in selection.CONFIG_KINDS for o in wave):
+                    return {"changed": True, "phase": summary(writer.phase),
+                            "objects_applied": _actions(applied), "diffs": applied}
+                targets = [Target(a.api_version, a.kind, a.name, labelled=a.action != "shared")
+                           for a in applied[-len(wave):]]
+                result = wait_for(self.dyn, req.namespace, targets, f"{LABEL_PHASE}={name}",
+                                  max(1.0, deadline - time.monotonic()), on_change=writer.progress)
+                writer.record(result)
+                if result.failed or result.timed_out:
+                    writer.fail(self.dyn, result, req.timeout)
+                    raise PhaseFailed(writer.phase["status"]["message"], changed=True,
+                                      phase=summary(writer.phase), objects_applied=_actions(applied))
+            writer.succeed()
+            return {"changed": True, "phase": summary(writer.phase),
+                    "objects_applied": _actions(applied), "diffs": applied}
+        except PhaseFailed:
+            raise
+        except PhaseError as exc:
+            writer.fail_with(exc)
+            raise PhaseFailed(str(exc), changed=True, phase=summary(writer.phase),
+                              objects_applied=_actions(applied)) from exc
+        finally:
+            if (writer.phase.get("status") or {}).get("state") in (SUCCEEDED, FAILED):
+                lifecycle.phase_ended(writer.phase)
+
+    def _dry_run(self, body: Dict[str, Any], objects: List[render.Rendered],
+                 existing: Optional[Dict[str, Any]], attach: bool) -> Dict[str, Any]:
+        if not attach:
+            try:
+                self.phases.create(body=body, namespace=self.req.namespace, dry_run="All")
+            except DynamicApiError as exc:
+                if exc.status != 409:
+                    raise api_error(exc, "create", "phases", self.req.namespace) from exc
+        owner = owner_reference(existing) if attach else _placeholder_owner(body["metadata"]["name"])
+        labels = {LABEL_PHASE: body["metadata"]["name"], LABEL_SERVICE: self.req.service,
+                  LABEL_TYPE: self.req.type}
+        dry = Applier(self.dyn, self.req.namespace, dry_run=True)
+        applied = [dry.apply(o.obj, owner, labels) for o in objects]
+        return {"changed": True, "phase": {"name": body["metadata"]["name"],
+                                           "namespace": self.req.namespace,
+                                           "state": "Running" if attach else "Pending",
+                                           "spec_hash": body["metadata"]["labels"][LABEL_SPEC_HASH]},
+                "objects_applied": _actions(applied), "diffs": applied}
+
+    # -- Phase objects -----------------------------------------------------
+    def _phase_resource(self) -> Any:
+        try:
+            return self.dyn.resources.get(api_version=API_VERSION, kind=PHASE_KIND)
+        except ResourceNotFoundError as exc:
+            raise PhaseError("the Phase CRD (phases.lifecycle.openstack.org) is not installed: "
+                             "run the lcm.openstack.crds role first") from exc
+
+    def _get(self, name: str) -> Optional[Dict[str, Any]]:
+        try:
+            return self.phases.get(name=name, namespace=self.req.namespace).to_dict()
+        except NotFoundError:
+            return None
+        except DynamicApiError as exc:
+            raise api_error(exc, "get", "phases", self.req.namespace) from exc
+
+    def _create(self, body: Dict[str, Any]) -> Dict[str, Any]:
+        try:
+            return self.phases.create(body=body, namespace=self.req.namespace).to_dict()
+        except DynamicApiError as exc:
+            raise api_error(exc, "create", "phases", self.req.namespace) from exc
+
+    def _names_of_service_type(self) -> List[str]:
+        selector = f"{LABEL_SERVICE}={self.req.service},{LABEL_TYPE}={self.req.type}"
+        try:
+            items = self.phases.get(namespace=self.req.namespace, label_selector=selector).to_dict()
+        except DynamicApiError as exc:
+            raise api_error(exc, "list", "phases", self.req.namespace) from exc
+        return [p["metadata"]["name"] for p in items.get("items") or []]
+
+    def _refuse_concurrent(self, name: str) -> None:
+        """One phase at a time per service: another Running one is an error."""
+        try:
+            items = self.phases.get(namespace=self.req.namespace,
+                                    label_selector=f"{LABEL_SERVICE}={self.req.service}").to_dict()
+        except DynamicApiError as exc:
+            raise api_error(exc, "list", "phases", self.req.namespace) from exc
+        for other in items.get("items") or []:
+            state = (other.get("status") or {}).get("state")
+            if other["metadata"]["name"] != name and state == RUNNING:
+                raise PhaseError(
+                    f"Phase {other['metadata']['name']} ({other['spec']['type']}) is Running for "
+                    f"{self.req.service}; wait for it to end, or delete it, before starting another")
+
+    def _delete_and_wait(self, name: str, timeout: float = 120) -> None:
+        """Delete in the foreground: the Phase goes once its objects are gone."""
+        delete_and_wait(self.dyn, self.phases, name, self.req.namespace, "Foreground", timeout,
+                        hint="its objects may carry finalizers (kubectl get all -l "
+                             f"{LABEL_PHASE}={name} -n {self.req.namespace})")
+
+
+def _placeholder_owner(name: str) -> Dict[str, Any]:
+    """The owner reference of a Phase that does not exist yet (dry runs only)."""
+    return owner_reference({"metadata": {"name": name, "uid": DRY_RUN_UID}})
+
+
+def _nested(dotted: str, value: Any) -> Dict[str, Any]:
+    out: Dict[str, Any] = {}
+    cur = out
+    parts = dotted.split(".")
+    for part in parts[:-1]:
+        cur = cur.setdefault(part, {})
+    cur[parts[-1]] = value
+    return out
+
+
+def _actions(applied: List[Applied]) -> List[Dict[str, str]]:
+    return [{"kind": a.kind, "name": a.name, "action": a.action, **({"note": a.note} if a.note else {})}
+            for a in applied]

@@ -1,0 +1,150 @@
+# Copyright: lcm.openstack contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Write a Phase's status as it runs, so `kubectl get phases -w` shows where
+it is, and read it back as the module's snake_case return value."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any, Dict, List, Optional, Tuple
+
+from ansible_collections.lcm.openstack.plugins.module_utils.compat import DynamicApiError
+from ansible_collections.lcm.openstack.plugins.module_utils import diagnose
+from ansible_collections.lcm.openstack.plugins.module_utils.errors import api_error
+from ansible_collections.lcm.openstack.plugins.module_utils.model import FAILED, RUNNING, SUCCEEDED
+from ansible_collections.lcm.openstack.plugins.module_utils.readiness import NOT_FOUND, Readiness
+from ansible_collections.lcm.openstack.plugins.module_utils.redact import Redactor
+from ansible_collections.lcm.openstack.plugins.module_utils.render import Rendered
+from ansible_collections.lcm.openstack.plugins.module_utils.selection import waves
+
+Key = Tuple[str, str]
+
+
+def now() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _parse(ts: Optional[str]) -> Optional[datetime]:
+    return datetime.strptime(ts, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc) if ts else None
+
+
+class StatusWriter:
+    def __init__(self, phases: Any, phase: Dict[str, Any], objects: List[Rendered],
+                 redactor: Redactor) -> None:
+        self.phases, self.phase, self.redactor = phases, phase, redactor
+        self.order: List[Key] = [(o.kind, o.name) for o in objects]
+        self.wave_of: Dict[Key, int] = {}
+        for index, wave in enumerate(waves(objects)):
+            for o in wave:
+                self.wave_of[(o.kind, o.name)] = index
+        self.waves = max(self.wave_of.values(), default=-1) + 1
+        self.wave = 0
+        self.states: Dict[Key, Readiness] = {
+            k: Readiness(NOT_FOUND, f"waits for wave {self.wave_of[k] + 1}") for k in self.order}
+
+    # -- transitions ---------------------------------------------------------
+    def start(self) -> Dict[str, Any]:
+        status = self.phase.get("status") or {}
+        return self._patch({
+            "state": RUNNING,
+            "startedAt": status.get("startedAt") or now(),
+            "completedAt": None, "failedObject": None, "reason": None, "logTail": None,
+            "observedGeneration": self.phase["metadata"].get("generation"),
+            "specHash": self.phase["metadata"].get("labels", {}).get("lifecycle.openstack.org/spec-hash"),
+            "message": "starting" if self.order else "no objects: nothing to run",
+            "conditions": [_condition("Ready", "False", "Running", "the phase is running")],
+            "objects": self._objects(),
+        })
+
+    def progress(self, states: Dict[Key, Readiness]) -> None:
+        self.states.update(states)
+        waiting = [(k, r) for k, r in self.states.items()
+                   if self.wave_of.get(k) == self.wave and not r.terminal]
+        first = f"{waiting[0][0][0]} {waiting[0][0][1]} ({waiting[0][1].message})" if waiting else ""
+        more = f" and {len(waiting) - 1} more" if len(waiting) > 1 else ""
+        message = f"wave {self.wave + 1}/{self.waves}: waiting for {first}{more}" if waiting \
+            else f"wave {self.wave + 1}/{self.waves} done"
+        self._patch({"message": message, "objects": self._objects()})
+
+    def record(self, result: Any) -> None:
+        self.states.update(result.states)
+
+    def succeed(self) -> None:
+        started = _parse((self.phase.get("status") or {}).get("startedAt"))
+        took = int((datetime.now(timezone.utc) - started).total_seconds()) if started else 0
+        message = f"{len(self.order)} object(s) Current in {took}s" if self.order else "no objects: nothing to run"
+        self._patch({"state": SUCCEEDED, "completedAt": now(), "message": message,
+                     "conditions": [_condition("Ready", "True", "Succeeded", message)],
+                     "objects": self._objects()})
+
+    def fail(self, dyn: Any, result: Any, timeout: float) -> None:
+        if result.failed:
+            key = result.failed[0]
+            state = result.states[key]
+            reason = state.reason or "Failed"
+            message = diagnose.why(dyn, self.phase["metadata"]["namespace"], key, state,
+                                   result.objects.get(key))
+            tail = diagnose.log_tail(dyn, self.phase["metadata"]["namespace"], result.objects[key]) \
+                if key in result.objects else ""
+            message = f"{key[0]} {key[1]} failed: {message.split(': ', 1)[-1]}"
+        else:
+            pending = [k for k in self.order if k in result.states and not result.states[k].terminal]
+            key, reason, tail = pending[0], "Timeout", ""
+            lines = [diagnose.why(dyn, self.phase["metadata"]["namespace"], k, result.states[k],
+                                  result.objects.get(k)) for k in pending]
+            message = f"timed out after {timeout:.0f}s waiting for: " + "; ".join(lines)
+        self._failed(f"{key[0]}/{key[1]}", reason, message, tail)
+
+    def fail_with(self, exc: Exception) -> None:
+        self._failed(None, "Error", str(exc), "")
+
+    def _failed(self, failed_object: Optional[str], reason: str, message: str, tail: str) -> None:
+        message = self.redactor.redact(message)
+        self._patch({"state": FAILED, "completedAt": now(), "message": message,
+                     "failedObject": failed_object, "reason": reason,
+                     "logTail": self.redactor.redact(tail) or None,
+                     "conditions": [_condition("Ready", "False", reason, message),
+                                    _condition("Failed", "True", reason, message)],
+                     "objects": self._objects()})
+
+    # -- writing ---------------------------------------------------------------
+    def _objects(self) -> List[Dict[str, str]]:
+        return [{"kind": k[0], "name": k[1], "state": self.states[k].state,
+                 "message": self.redactor.redact(self.states[k].message)} for k in self.order]
+
+    def _patch(self, status: Dict[str, Any]) -> Dict[str, Any]:
+        meta = self.phase["metadata"]
+        try:
+            self.phase = self.phases.status.patch(
+                body={"status": status}, name=meta["name"], namespace=meta["namespace"],
+                content_type="application/merge-patch+json").to_dict()
+        except DynamicApiError as exc:
+            raise api_error(exc, "patch", "phases/status", meta["namespace"]) from exc
+        return self.phase
+
+
+def _condition(ctype: str, status: str, reason: str, message: str) -> Dict[str, str]:
+    return {"type": ctype, "status": status, "reason": reason, "message": message[:1024],
+            "lastTransitionTime": now()}
+
+
+def summary(phase: Dict[str, Any]) -> Dict[str, Any]:
+    """A Phase as the modules return it (snake_case keys)."""
+    meta, spec, status = phase["metadata"], phase.get("spec") or {}, phase.get("status") or {}
+    started, completed = _parse(status.get("startedAt")), _parse(status.get("completedAt"))
+    out = {
+        "name": meta["name"], "namespace": meta.get("namespace"),
+        "type": spec.get("type"), "service": spec.get("service"), "release": spec.get("release"),
+        "target_version": spec.get("targetVersion"),
+        "state": status.get("state", "Pending"), "message": status.get("message", ""),
+        "started_at": status.get("startedAt"), "completed_at": status.get("completedAt"),
+        "duration_seconds": int((completed - started).total_seconds()) if started and completed else None,
+        "spec_hash": status.get("specHash") or meta.get("labels", {}).get("lifecycle.openstack.org/spec-hash"),
+        "objects": [dict(o) for o in status.get("objects") or []],
+    }
+    if status.get("state") == FAILED:
+        out.update(failed_object=status.get("failedObject"), reason=status.get("reason"),
+                   log_tail=status.get("logTail") or "")
+    if status.get("backupRef"):
+        out["backup_ref"] = status["backupRef"]
+    return out

@@ -1,0 +1,362 @@
+#!/usr/bin/python
+# Copyright: lcm.openstack contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+DOCUMENTATION = r"""
+module: phase
+short_description: Run one lifecycle phase of an OpenStack service and wait for it
+version_added: 0.1.0
+author:
+  - lcm.openstack developers (@lcm-openstack)
+description:
+  - Records one run of a phase (install, test, upgrade, rollback, uninstall,
+    trafficdrain, trafficrollout) as a C(Phase) resource, renders the objects
+    that belong to the phase, applies them with server-side apply under the
+    Phase as controller owner, and waits by watch until they succeed or fail.
+  - The objects come from the service's chart (C(helm template)), chosen by
+    template name (the openstack-helm names by default), by a value naming the
+    phase that the chart gates on, or by a C(lifecycle.openstack.org/phases)
+    annotation; or from plain manifests. Each phase also takes the Secrets,
+    ConfigMaps and ServiceAccounts its pods use.
+  - Objects run in waves (config objects first, then the order of the template
+    list, then Helm hook weights); a wave starts when the previous one is Current.
+  - The same phase run again finds the same Phase. Succeeded means
+    C(changed=false); Pending or Running means an earlier run was interrupted,
+    and this one attaches to it; Failed means it runs again.
+  - A failed phase fails the task with one message naming the object and why,
+    and returns the Phase status with C(failed_object), C(reason) and C(log_tail).
+  - Updates the service's C(ServiceLifecycle) record as the phase starts and ends.
+  - Needs the CRDs that the C(lcm.openstack.crds) role installs.
+options:
+  type:
+    description: The phase type.
+    type: str
+    choices: [install, test, upgrade, rollback, uninstall, trafficdrain, trafficrollout]
+    required: true
+  service:
+    description: The OpenStack service, for example C(keystone).
+    type: str
+    required: true
+  release:
+    description: The Helm release of the service. Defaults to O(service).
+    type: str
+  namespace:
+    description: The namespace of the Phase and of every object it owns.
+    type: str
+    required: true
+  name:
+    description:
+      - Name of the Phase. By default C(<release>-<type>-<hash>), where the hash
+        covers the spec and the rendered objects.
+    type: str
+  target_version:
+    description: The version of the service the phase moves to, recorded in the Phase and the ServiceLifecycle.
+    type: str
+  source:
+    description: Where the phase's objects come from.
+    type: dict
+    default: {}
+    suboptions:
+      chart:
+        description: A chart directory or archive, C(repo/chart) (after C(helm repo add)), or an C(oci://) reference.
+        type: str
+      chart_version:
+        description: The chart version, for repository and OCI charts.
+        type: str
+      values:
+        description:
+          - Chart values. Never stored in the Phase (only their sha256), and passed
+            to Helm through a private file. Strings under keys that look like
+            credentials are masked in every message.
+        type: dict
+      values_files:
+        description: Values files, applied before O(source.values).
+        type: list
+        elements: path
+        default: []
+      selection:
+        description:
+          - How to choose the chart's objects. V(templates) (the default) takes the
+            templates of O(source.templates), or the openstack-helm ones of the phase
+            type; V(stage) renders with O(source.stage_value) set to the phase type
+            and takes everything; V(annotation) takes objects whose
+            C(lifecycle.openstack.org/phases) annotation names the phase type;
+            V(manifests) takes O(source.manifests) only.
+        type: str
+        choices: [templates, stage, annotation, manifests]
+      templates:
+        description:
+          - Template paths in the chart (globs allowed; C(templates/) and C(.yaml) may be
+            left out). Each must render at least one object.
+        type: list
+        elements: str
+      stage_value:
+        description: The value, as a dotted path, that names the phase when O(source.selection=stage).
+        type: str
+        default: lifecycle.phase
+      manifests:
+        description: Plain manifests, as objects or as paths of YAML files; added to the chart's objects.
+        type: list
+        elements: raw
+  timeout:
+    description: Seconds this run waits for the phase before it is marked Failed.
+    type: int
+    default: 600
+  wait:
+    description:
+      - Wait for the phase to end. With V(false) the Phase is created and its first
+        wave applied; a later run with V(true) attaches to it.
+    type: bool
+    default: true
+  state:
+    description:
+      - V(present) runs the phase. V(absent) deletes the Phase (O(name), or every Phase
+        of O(service) and O(type)) and, through garbage collection, its objects.
+    type: str
+    choices: [present, absent]
+    default: present
+  helm_binary:
+    description: Path of Helm 3 or Helm 4. Defaults to E(HELM_BIN), then C(helm) on PATH.
+    type: path
+  upgrade:
+    description: Options of an upgrade phase.
+    type: dict
+    suboptions:
+      backup_database:
+        description: Back up the database (C(job-db-backup)) before the schema changes.
+        type: bool
+      backup_timeout:
+        description: Seconds the backup may take.
+        type: int
+  rollback:
+    description: Options of a rollback phase.
+    type: dict
+    suboptions:
+      to_revision:
+        description: The Helm revision to return to.
+        type: int
+      restore_database:
+        description: Restore the database from O(rollback.backup_ref).
+        type: bool
+      backup_ref:
+        description: The backup an upgrade Phase recorded.
+        type: str
+  uninstall:
+    description: Options of an uninstall phase.
+    type: dict
+    suboptions:
+      purge_database:
+        description: Drop the service's database (C(job-db-drop)).
+        type: bool
+      keep_history:
+        description: Keep the Helm release history.
+        type: bool
+  test:
+    description: Options of a test phase.
+    type: dict
+    suboptions:
+      timeout:
+        description: Seconds the tests may take.
+        type: int
+  traffic:
+    description: Options of a trafficdrain or trafficrollout phase.
+    type: dict
+    suboptions:
+      backend:
+        description: How traffic is shifted.
+        type: str
+        choices: [service_selector, ingress_canary, openshift_route]
+      steps:
+        description: Canary weights, in percent.
+        type: list
+        elements: int
+      drain_grace_seconds:
+        description: Seconds to wait for old endpoints to go.
+        type: int
+extends_documentation_fragment:
+  - kubernetes.core.k8s_auth_options
+requirements:
+  - kubernetes >= 24.2.0
+  - PyYAML >= 3.11
+  - helm 3 or 4, unless O(source.manifests) alone gives the objects
+notes:
+  - Check mode renders the objects, validates them and the Phase with a server-side
+    dry run, and reports what would be created; diff mode shows each object before
+    and after, with Secret data masked.
+"""
+
+EXAMPLES = r"""
+- name: Install keystone's database and bootstrap jobs
+  lcm.openstack.phase:
+    type: install
+    service: keystone
+    namespace: openstack
+    target_version: "2025.1"
+    source:
+      chart: /srv/charts/keystone
+      values_files: [/srv/values/keystone.yaml]
+
+- name: Upgrade, backing up the database first
+  lcm.openstack.phase:
+    type: upgrade
+    service: keystone
+    namespace: openstack
+    target_version: "2025.2"
+    source:
+      chart: /srv/charts/keystone
+      values: "{{ keystone_values }}"
+    upgrade:
+      backup_database: true
+    timeout: 1800
+
+- name: A phase from a chart that gates its templates on .Values.lifecycle.phase
+  lcm.openstack.phase:
+    type: rollback
+    service: glance
+    namespace: openstack
+    source:
+      chart: oci://registry.example.com/charts/glance
+      chart_version: 1.2.3
+      selection: stage
+
+- name: Delete every install Phase of keystone, and the Jobs they own
+  lcm.openstack.phase:
+    type: install
+    service: keystone
+    namespace: openstack
+    state: absent
+"""
+
+RETURN = r"""
+phase:
+  description: The Phase as it ended (or, in check mode, as it would start).
+  returned: state=present
+  type: dict
+  contains:
+    name:
+      description: Name of the Phase.
+      type: str
+      sample: keystone-install-1f2e3d4c
+    namespace:
+      description: Its namespace.
+      type: str
+      sample: openstack
+    type:
+      description: The phase type.
+      type: str
+      sample: install
+    state:
+      description: One of Pending, Running, Succeeded, Failed.
+      type: str
+      sample: Succeeded
+    message:
+      description: One line on where the phase is, or how it ended.
+      type: str
+      sample: 8 object(s) Current in 6s
+    started_at:
+      description: When it started, in RFC 3339.
+      type: str
+      sample: "2026-11-22T01:26:37Z"
+    completed_at:
+      description: When it ended, in RFC 3339.
+      type: str
+      sample: "2026-11-22T01:26:43Z"
+    duration_seconds:
+      description: Seconds from start to end.
+      type: int
+      sample: 6
+    spec_hash:
+      description: Hash of the spec and the rendered objects; the same hash finds the same Phase.
+      type: str
+      sample: 0068b180d43819dd
+    objects:
+      description: Each owned object with its state (in kstatus words) and why.
+      type: list
+      elements: dict
+      sample:
+        - kind: Job
+          name: keystone-db-sync
+          state: Current
+          message: 1/1 succeeded
+    failed_object:
+      description: Kind/name of the object that failed the phase.
+      type: str
+      returned: when the phase failed
+      sample: Job/keystone-db-sync
+    reason:
+      description: Why it failed, for example BackoffLimitExceeded or Timeout.
+      type: str
+      returned: when the phase failed
+      sample: BackoffLimitExceeded
+    log_tail:
+      description: The last lines the failing container wrote, credentials masked.
+      type: str
+      returned: when the phase failed
+objects_applied:
+  description: What this run did to each object (created, updated, unchanged, replaced or shared).
+  returned: state=present
+  type: list
+  elements: dict
+  sample:
+    - kind: Job
+      name: keystone-db-sync
+      action: created
+deleted:
+  description: Names of the Phases deleted.
+  returned: state=absent
+  type: list
+  elements: str
+  sample: [keystone-install-1f2e3d4c]
+"""
+
+from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
+from ansible_collections.lcm.openstack.plugins.module_utils.runner import auth_argument_spec, run_phase
+
+PHASE_TYPES = ["install", "test", "upgrade", "rollback", "uninstall", "trafficdrain", "trafficrollout"]
+
+
+def argument_spec():
+    spec = dict(
+        type=dict(type="str", required=True, choices=PHASE_TYPES),
+        service=dict(type="str", required=True),
+        release=dict(type="str"),
+        namespace=dict(type="str", required=True),
+        name=dict(type="str"),
+        target_version=dict(type="str"),
+        source=dict(type="dict", default={}, options=dict(
+            chart=dict(type="str"),
+            chart_version=dict(type="str"),
+            values=dict(type="dict"),
+            values_files=dict(type="list", elements="path", default=[]),
+            selection=dict(type="str", choices=["templates", "stage", "annotation", "manifests"]),
+            templates=dict(type="list", elements="str"),
+            stage_value=dict(type="str", default="lifecycle.phase"),
+            manifests=dict(type="list", elements="raw"),
+        )),
+        timeout=dict(type="int", default=600),
+        wait=dict(type="bool", default=True),
+        state=dict(type="str", default="present", choices=["present", "absent"]),
+        helm_binary=dict(type="path"),
+        upgrade=dict(type="dict", options=dict(
+            backup_database=dict(type="bool"), backup_timeout=dict(type="int"))),
+        rollback=dict(type="dict", options=dict(
+            to_revision=dict(type="int"), restore_database=dict(type="bool"), backup_ref=dict(type="str"))),
+        uninstall=dict(type="dict", options=dict(
+            purge_database=dict(type="bool"), keep_history=dict(type="bool"))),
+        test=dict(type="dict", options=dict(timeout=dict(type="int"))),
+        traffic=dict(type="dict", options=dict(
+            backend=dict(type="str", choices=["service_selector", "ingress_canary", "openshift_route"]),
+            steps=dict(type="list", elements="int"),
+            drain_grace_seconds=dict(type="int"))),
+    )
+    spec.update(auth_argument_spec())
+    return spec
+
+
+def main():
+    module = AnsibleK8SModule(argument_spec=argument_spec(), supports_check_mode=True)
+    run_phase(module)
+
+
+if __name__ == "__main__":
+    main()

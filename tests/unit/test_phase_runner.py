@@ -1,0 +1,57 @@
+"""plugins/module_utils/phase.py: PhaseRunner refuses to start without the Phase CRD (no cluster needed)."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List
+
+import pytest
+from kubernetes.dynamic.exceptions import ResourceNotFoundError
+
+from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.phase import PhaseRunner
+from ansible_collections.lcm.openstack.plugins.module_utils.spec import PhaseRequest, Source
+
+
+class _Resources:
+    def __init__(self, known: Dict[tuple, Any]) -> None:
+        self.known = known
+        self.calls: List[Dict[str, str]] = []
+
+    def get(self, **kw: str) -> Any:
+        self.calls.append(kw)
+        try:
+            return self.known[(kw.get("api_version"), kw.get("kind"))]
+        except KeyError:
+            raise ResourceNotFoundError(f"No matches found for {kw}") from None
+
+
+class _Dyn:
+    def __init__(self, known: Dict[tuple, Any]) -> None:
+        self.resources = _Resources(known)
+
+
+def _req() -> PhaseRequest:
+    return PhaseRequest(type="install", service="keystone", release="keystone", namespace="openstack",
+                        source=Source(chart="oci://registry.example/keystone",
+                                      values={"endpoints": {"auth": {"password": "Values-Secret-1"}}}))
+
+
+def test_missing_phase_crd_says_run_the_crds_role() -> None:
+    dyn = _Dyn({})
+    with pytest.raises(PhaseError) as err:
+        PhaseRunner(dyn, _req())
+    msg = str(err.value)
+    assert "run the lcm.openstack.crds role first" in msg
+    assert "phases.lifecycle.openstack.org" in msg
+    assert isinstance(err.value.__cause__, ResourceNotFoundError)
+    assert dyn.resources.calls == [{"api_version": "lifecycle.openstack.org/v1alpha1", "kind": "Phase"}]
+
+
+def test_phase_resource_found() -> None:
+    phases = object()
+    dyn = _Dyn({("lifecycle.openstack.org/v1alpha1", "Phase"): phases})
+    runner = PhaseRunner(dyn, _req(), env={})
+    assert runner.phases is phases
+    assert runner.env == {}
+    # the values' credentials are known to the redactor from the start
+    assert runner.redactor.redact("Values-Secret-1") == "********"
