@@ -33,12 +33,14 @@ export PATH := $(BIN):$(PATH)
 SHELL_SCRIPTS := tests/cluster/build tests/cluster/up tests/cluster/down tests/cluster/status \
 	tests/cluster/lib.sh tests/with-bed tests/sanity/run
 
-.PHONY: help venv tools bed bed-up bed-down collection demo test test-all unit integration sanity lint molecule clean
+.PHONY: help venv tools bed bed-up bed-down collection demo test test-all unit integration sanity lint molecule \
+	bench-bed bench-phase-lag clean
 
 help:
 	@echo "make demo        set up, then run the main job (playbooks/demo.yml)"
 	@echo "make test        set up, then run unit, integration, sanity, lint and molecule tests"
 	@echo "make bed-up      build and start the local test bed; make bed-down stops it"
+	@echo "make bench-bed, make bench-phase-lag   the measurements in the README"
 	@echo "KUBECONFIG=...   point either command at an existing cluster instead of the bed"
 
 venv: $(VENV)/.installed
@@ -102,6 +104,13 @@ lint: collection tools
 
 molecule: collection
 	$(WITH_BED) $(BIN)/molecule test --all
+
+# Measurements for the README; never part of make test.
+bench-bed: collection bed
+	bench/bed.sh $(BENCH_ARGS)
+
+bench-phase-lag: collection bed
+	$(WITH_BED) $(BIN)/python bench/phase_lag.py --runs $(or $(RUNS),10)
 
 clean:
 	rm -rf $(BUILD) .pytest_cache

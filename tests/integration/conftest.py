@@ -7,6 +7,7 @@ import uuid
 from typing import Iterator
 
 import pytest
+import yaml
 from kubernetes import dynamic
 
 from support import bed, kube
@@ -40,6 +41,23 @@ def kubectl(kubeconfig: str):
         return subprocess.run([binary, *args], env=env, check=check,
                               capture_output=True, text=True)
     return run
+
+
+CRD_DIR = bed.ROOT / "roles" / "crds" / "files"
+
+
+@pytest.fixture(scope="session")
+def crds(dyn: dynamic.DynamicClient) -> None:
+    """The lifecycle CRDs and the modules' ClusterRole, applied as the crds role does."""
+    for path in sorted(CRD_DIR.glob("*.yaml")):
+        body = yaml.safe_load(path.read_text())
+        res = dyn.resources.get(api_version=body["apiVersion"], kind=body["kind"])
+        res.server_side_apply(body=body, name=body["metadata"]["name"],
+                              field_manager="lcm.openstack-tests", force_conflicts=True)
+        if body["kind"] == "CustomResourceDefinition":
+            kube.wait_for(dyn, "apiextensions.k8s.io/v1", "CustomResourceDefinition",
+                          body["metadata"]["name"], None, kube.has_condition("Established"))
+    dyn.resources.invalidate_cache()
 
 
 @pytest.fixture

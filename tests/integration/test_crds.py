@@ -3,30 +3,14 @@ specs, the status subresource, and the printer columns operators read."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Dict
 
 import pytest
-import yaml
 from kubernetes import dynamic
 from kubernetes.client.rest import ApiException
 
-from support import kube
 
-CRD_DIR = Path(__file__).resolve().parents[2] / "roles" / "crds" / "files"
 GROUP = "lifecycle.openstack.org/v1alpha1"
-
-
-@pytest.fixture(scope="module")
-def crds(dyn: dynamic.DynamicClient) -> None:
-    res = dyn.resources.get(api_version="apiextensions.k8s.io/v1", kind="CustomResourceDefinition")
-    for path in sorted(CRD_DIR.glob("*.yaml")):
-        body = yaml.safe_load(path.read_text())
-        res.server_side_apply(body=body, name=body["metadata"]["name"],
-                              field_manager="lcm.openstack-tests", force_conflicts=True)
-        kube.wait_for(dyn, "apiextensions.k8s.io/v1", "CustomResourceDefinition",
-                      body["metadata"]["name"], None, kube.has_condition("Established"))
-    dyn.resources.invalidate_cache()
 
 
 def phase(name: str, **spec: Any) -> Dict[str, Any]:

@@ -7,12 +7,14 @@ collection's own waiter does; tests never sleep-and-poll.
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any, Callable, Dict, Optional
 
 from kubernetes import config, dynamic
 from kubernetes.client.rest import ApiException
 
 Obj = Dict[str, Any]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def dynamic_client(kubeconfig: str) -> dynamic.DynamicClient:
@@ -79,3 +81,10 @@ def wait_for(
         except ApiException as exc:
             if exc.status != 410:  # expired resourceVersion: list again
                 raise
+
+
+def yaml_file(path: Path) -> Any:
+    import yaml
+
+    with open(path, encoding="utf-8") as handle:
+        return yaml.safe_load(handle)

@@ -1,0 +1,52 @@
+"""Run one of the collection's modules the way Ansible does, and read its result.
+
+Tests go through `ansible localhost -m lcm.openstack.<module>` rather than
+calling the Python functions, so argument parsing, check mode, diff mode and
+the returned JSON are what users get.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Dict, Mapping, Optional
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+
+
+def run_module(module: str, args: Mapping[str, Any], kubeconfig: Optional[str] = None,
+               check: bool = False, diff: bool = False,
+               env: Optional[Mapping[str, str]] = None, verbosity: int = 0) -> Dict[str, Any]:
+    """The module's result dict, with `failed` set when the task failed."""
+    cmd = [str(BIN / "ansible"), "localhost", "-m", f"lcm.openstack.{module}", "-a", json.dumps(args)]
+    if check:
+        cmd.append("--check")
+    if diff:
+        cmd.append("--diff")
+    if verbosity:
+        cmd.append("-" + "v" * verbosity)
+    full_env = dict(os.environ)
+    full_env.update({
+        "ANSIBLE_COLLECTIONS_PATH": str(ROOT / "build" / "collections"),
+        "ANSIBLE_LOAD_CALLBACK_PLUGINS": "1",
+        "ANSIBLE_STDOUT_CALLBACK": "ansible.builtin.json",
+        "ANSIBLE_LOCALHOST_WARNING": "false",
+        "ANSIBLE_INVENTORY_UNPARSED_WARNING": "false",
+        "ANSIBLE_NOCOLOR": "1",
+    })
+    if kubeconfig:
+        full_env["K8S_AUTH_KUBECONFIG"] = kubeconfig
+    full_env.update(env or {})
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=full_env, check=False)
+    try:
+        out = json.loads(proc.stdout)
+    except ValueError as exc:
+        raise AssertionError(f"no JSON from {' '.join(cmd[:4])}: rc={proc.returncode}\n"
+                             f"stdout: {proc.stdout[-3000:]}\nstderr: {proc.stderr[-3000:]}") from exc
+    result = out["plays"][0]["tasks"][0]["hosts"]["localhost"]
+    result["_raw"] = proc.stdout + proc.stderr
+    return result
