@@ -22,6 +22,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils.apply import (
     Applied, Applier, delete_and_wait, owner_reference,
 )
 from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseError, PhaseFailed, api_error
+from ansible_collections.lcm.openstack.plugins.module_utils.helm import find_helm
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle import Lifecycle
 from ansible_collections.lcm.openstack.plugins.module_utils.model import (
     API_VERSION, FAILED, LABEL_PHASE, LABEL_SERVICE, LABEL_SPEC_HASH, LABEL_TYPE, PENDING,
@@ -98,7 +99,7 @@ class PhaseRunner:
         else:
             extra = _nested(src.stage_value, req.type) if src.mode == "stage" else None
             text = render.helm_template(
-                render.find_helm(req.helm_binary, self.env), req.release, src.chart, req.namespace,
+                find_helm(req.helm_binary, self.env), req.release, src.chart, req.namespace,
                 values=src.values, values_files=src.values_files, chart_version=src.chart_version,
                 extra_values=extra, redactor=self.redactor)
             rendered = render.parse_manifest(text)

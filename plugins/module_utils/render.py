@@ -11,14 +11,12 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
-import subprocess
-import tempfile
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from ansible_collections.lcm.openstack.plugins.module_utils.compat import yaml
 from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.helm import Helm, HelmError, merge_values
 from ansible_collections.lcm.openstack.plugins.module_utils.redact import Redactor
 
 _SOURCE = re.compile(r"^# Source: (?P<path>\S+)", re.MULTILINE)
@@ -46,17 +44,6 @@ class Rendered:
         return f"{self.kind}/{self.name}"
 
 
-def find_helm(helm_binary: Optional[str], env: Mapping[str, str]) -> str:
-    """The helm binary: the option, else $HELM_BIN, else `helm` on PATH."""
-    candidate = helm_binary or env.get("HELM_BIN") or shutil.which("helm")
-    if not candidate or not (os.path.isfile(candidate) and os.access(candidate, os.X_OK)):
-        raise PhaseError(
-            f"helm binary not found ({candidate or 'helm is not on PATH'}); "
-            "set the helm_binary option or the HELM_BIN environment variable "
-            "to the path of Helm 3 or Helm 4")
-    return candidate
-
-
 def helm_template(
     helm: str,
     release: str,
@@ -69,12 +56,7 @@ def helm_template(
     redactor: Optional[Redactor] = None,
     timeout: float = 120,
 ) -> str:
-    """Run `helm template` and return its manifest text.
-
-    Values go through a private temporary file, never the command line, where
-    any local user could read them from the process list.
-    """
-    redactor = redactor or Redactor()
+    """Run `helm template` and return its manifest text; extra_values win over values."""
     if not chart:
         raise PhaseError("source.chart is empty; give a chart path, repo/chart or oci:// reference")
     if values is not None and not isinstance(values, Mapping):
@@ -82,28 +64,17 @@ def helm_template(
     for path in values_files:
         if not os.path.isfile(path):
             raise PhaseError(f"values file {path} does not exist (source.values_files)")
-    args = [helm, "template", release, chart, "--namespace", namespace]
-    if chart_version:
-        args += ["--version", chart_version]
-    for path in values_files:
-        args += ["--values", path]
-    with tempfile.TemporaryDirectory(prefix="lcm-render-") as tmp:
-        for i, data in enumerate(v for v in (values, extra_values) if v):
-            path = os.path.join(tmp, f"values-{i}.yaml")
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                yaml.safe_dump(dict(data), handle)
-            args += ["--values", path]
-        try:
-            proc = subprocess.run(args, capture_output=True, text=True, timeout=timeout, check=False)
-        except subprocess.TimeoutExpired as exc:
-            raise PhaseError(f"helm template {chart} did not finish in {timeout:.0f}s") from exc
-    if proc.returncode != 0:
-        raise PhaseError(_explain_helm_error(chart, redactor.redact(proc.stderr.strip())))
-    return proc.stdout
+    cli = Helm(helm, redactor=redactor or Redactor(), timeout=timeout)
+    merged = merge_values(values or {}, extra_values or {})
+    try:
+        with cli.values_args(merged, values_files) as value_args:
+            return cli.template(release, chart, namespace, chart_version, value_args)
+    except HelmError as exc:
+        raise PhaseError(_explain_helm_error(chart, exc.details.get("stderr", str(exc)).strip())) from exc
 
 
 def _explain_helm_error(chart: str, stderr: str) -> str:
+    stderr = stderr.removeprefix("Error: ")
     hint = ""
     if "not found" in stderr and ("path" in stderr or "chart" in stderr):
         hint = (" Check source.chart: a local chart directory or .tgz, repo/chart after "

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.lcm.openstack.plugins.module_utils import render
+from ansible_collections.lcm.openstack.plugins.module_utils import helm, render
 from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseError
 
 FIXTURE = Path(__file__).parent / "fixtures" / "phase" / "rendered_keystone.out"
@@ -234,32 +234,32 @@ def test_find_helm_option_first(tmp_path: Path, empty_path: Path) -> None:
     option = _executable(tmp_path / "helm-option")
     env_bin = _executable(tmp_path / "helm-env")
     _executable(empty_path / "helm")
-    assert render.find_helm(option, {"HELM_BIN": env_bin}) == option
+    assert helm.find_helm(option, {"HELM_BIN": env_bin}) == option
 
 
 def test_find_helm_env_second(tmp_path: Path, empty_path: Path) -> None:
     env_bin = _executable(tmp_path / "helm-env")
     _executable(empty_path / "helm")
-    assert render.find_helm(None, {"HELM_BIN": env_bin}) == env_bin
-    assert render.find_helm("", {"HELM_BIN": env_bin}) == env_bin
+    assert helm.find_helm(None, {"HELM_BIN": env_bin}) == env_bin
+    assert helm.find_helm("", {"HELM_BIN": env_bin}) == env_bin
 
 
 def test_find_helm_on_path_last(empty_path: Path) -> None:
     on_path = _executable(empty_path / "helm")
-    assert render.find_helm(None, {}) == on_path
-    assert render.find_helm(None, {"HELM_BIN": ""}) == on_path
+    assert helm.find_helm(None, {}) == on_path
+    assert helm.find_helm(None, {"HELM_BIN": ""}) == on_path
 
 
 def test_find_helm_reads_the_env_it_is_given_not_os_environ(
         tmp_path: Path, empty_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HELM_BIN", _executable(tmp_path / "helm-os-env"))
     with pytest.raises(PhaseError):
-        render.find_helm(None, {})
+        helm.find_helm(None, {})
 
 
 def test_find_helm_not_found(empty_path: Path) -> None:
     with pytest.raises(PhaseError) as err:
-        render.find_helm(None, {})
+        helm.find_helm(None, {})
     msg = str(err.value)
     assert "helm_binary" in msg and "HELM_BIN" in msg
     assert "helm is not on PATH" in msg
@@ -275,7 +275,7 @@ def test_find_helm_unusable_option_is_named(how: str, tmp_path: Path, empty_path
     elif how == "directory":
         candidate.mkdir()
     with pytest.raises(PhaseError) as err:
-        render.find_helm(str(candidate), {})
+        helm.find_helm(str(candidate), {})
     msg = str(err.value)
     assert str(candidate) in msg
     assert "helm_binary" in msg and "HELM_BIN" in msg
@@ -285,7 +285,7 @@ def test_find_helm_unusable_env_is_named(tmp_path: Path, empty_path: Path) -> No
     _executable(empty_path / "helm")
     missing = str(tmp_path / "no-such-helm")
     with pytest.raises(PhaseError) as err:
-        render.find_helm(None, {"HELM_BIN": missing})
+        helm.find_helm(None, {"HELM_BIN": missing})
     assert missing in str(err.value)
 
 
@@ -293,4 +293,4 @@ def test_find_helm_on_path_not_executable_is_skipped(empty_path: Path) -> None:
     (empty_path / "helm").write_text("#!/bin/sh\n")
     (empty_path / "helm").chmod(0o644)
     with pytest.raises(PhaseError):
-        render.find_helm(None, {})
+        helm.find_helm(None, {})
