@@ -7,7 +7,7 @@ Kubernetes credential works unchanged."""
 
 from __future__ import annotations
 
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Tuple
 
 from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client
@@ -61,7 +61,7 @@ def _forget_secrets(module: Any, runner: Any) -> None:
     """Mask every credential the engine found (in values and rendered Secrets)
     wherever Ansible prints the result, the echoed module arguments included."""
     if runner is not None:
-        getattr(module, "_module", module).no_log_values.update(runner.redactor.secrets)
+        _mask(module, runner.redactor)
 
 
 def run_phase(module: Any) -> None:
@@ -98,3 +98,109 @@ def run_phase_info(module: Any) -> None:
     except PhaseError as exc:
         module.fail_json(msg=str(exc))
     module.exit_json(changed=False, **result)
+
+
+def helm_argument_spec() -> Dict[str, Any]:
+    """kubernetes.core's Helm connection options, plus what every Helm module here takes."""
+    import copy
+
+    from ansible.module_utils.basic import env_fallback
+    from ansible_collections.kubernetes.core.plugins.module_utils.helm_args_common import HELM_AUTH_ARG_SPEC
+
+    spec = copy.deepcopy(HELM_AUTH_ARG_SPEC)
+    spec["binary_path"].update(aliases=["helm_binary"], fallback=(env_fallback, ["HELM_BIN"]))
+    spec["secret_key_pattern"] = dict(type="str", no_log=False)
+    return spec
+
+
+def _helm_release_request(params: Dict[str, Any]) -> Any:
+    from ansible_collections.lcm.openstack.plugins.module_utils.helm import merge_values
+    from ansible_collections.lcm.openstack.plugins.module_utils.helm_release import ReleaseRequest
+
+    return ReleaseRequest(
+        name=params["name"], namespace=params["namespace"], chart=params.get("chart"),
+        chart_version=params.get("chart_version"),
+        values=merge_values(params.get("values") or {}, params.get("secret_values") or {}),
+        values_files=params.get("values_files") or (), set_values=params.get("set_values") or (),
+        create_namespace=params.get("create_namespace", False), atomic=params.get("atomic", False),
+        wait=params.get("wait", True), helm_wait=params.get("helm_wait", False),
+        timeout=params.get("timeout") or 300, force=params.get("force", False),
+        reset_values=params.get("reset_values", False), reuse_values=params.get("reuse_values", False),
+        history_max=params.get("history_max"), description=params.get("description"),
+        revision=params.get("revision"), keep_history=params.get("keep_history", False))
+
+
+def _helm(module: Any) -> Tuple[Any, Any]:
+    """The Helm CLI with kubernetes.core's connection environment, and its redactor."""
+    import os
+
+    from ansible_collections.lcm.openstack.plugins.module_utils.helm import Helm, find_helm
+    from ansible_collections.lcm.openstack.plugins.module_utils.redact import DEFAULT_SECRET_KEYS, Redactor
+
+    p = module.params
+    redactor = Redactor(key_pattern=p.get("secret_key_pattern") or DEFAULT_SECRET_KEYS)
+    redactor.add_values(p.get("secret_values") or {}, under_secret_key=True)
+    redactor.add_values(p.get("values") or {})
+    try:
+        binary = find_helm(p.get("binary_path"), os.environ)
+    except PhaseError as exc:
+        module.fail_json(msg=str(exc))
+    # kubernetes.core builds the HELM_KUBE* / KUBECONFIG environment from the
+    # auth options; it asks the binary for its version when ca_cert is set.
+    p["binary_path"] = binary
+    return Helm(binary, env=dict(module.env_update), redactor=redactor), redactor
+
+
+def _helm_kube_client(module: Any) -> Any:
+    """A dynamic client from the same connection options, for the watcher."""
+    p = module.params
+    auth = {k: p.get(k) for k in ("kubeconfig", "context", "host", "api_key", "validate_certs", "ca_cert")}
+    try:
+        return get_api_client(module=None, **{k: v for k, v in auth.items() if v is not None}).client
+    except CoreException as exc:
+        module.fail_json(msg=f"{exc}. Set kubeconfig (or K8S_AUTH_KUBECONFIG), or host and api_key")
+    return None
+
+
+def run_helm_release(module: Any) -> None:
+    """lcm.openstack.helm_release: bring one release to the state asked for."""
+    from ansible_collections.lcm.openstack.plugins.module_utils.helm_release import ReleaseManager
+
+    helm, redactor = _helm(module)
+    state = module.params["state"]
+    needs_client = state in ("present", "rolledback", "tested")
+    dyn = _helm_kube_client(module) if needs_client else None
+    manager = ReleaseManager(helm, _helm_release_request(module.params), dyn, module.check_mode)
+    actions = {"present": manager.present, "absent": manager.absent,
+               "rolledback": manager.rolledback, "tested": manager.tested}
+    try:
+        result = actions[state]()
+    except PhaseError as exc:
+        _mask(module, redactor)
+        details = redactor.redact_deep(dict(exc.details))
+        details.setdefault("command", manager.commands[-1] if manager.commands else "")
+        module.fail_json(msg=redactor.redact(str(exc)), **details)
+    diff = result.pop("_diff", None)
+    if module._diff and diff:
+        result["diff"] = diff
+    _mask(module, redactor)
+    module.exit_json(**result)
+
+
+def run_helm_release_info(module: Any) -> None:
+    """lcm.openstack.helm_release_info: status, history, values and manifest of releases."""
+    from ansible_collections.lcm.openstack.plugins.module_utils.helm_release import release_info
+
+    helm, redactor = _helm(module)
+    try:
+        releases = release_info(helm, module.params["namespace"], module.params.get("name"),
+                                module.params.get("get_all_values", False))
+    except PhaseError as exc:
+        _mask(module, redactor)
+        module.fail_json(msg=redactor.redact(str(exc)), **redactor.redact_deep(dict(exc.details)))
+    _mask(module, redactor)
+    module.exit_json(changed=False, releases=releases)
+
+
+def _mask(module: Any, redactor: Any) -> None:
+    getattr(module, "_module", module).no_log_values.update(redactor.secrets)

@@ -118,6 +118,7 @@ options:
   helm_binary:
     description: Path of Helm 3 or Helm 4. Defaults to E(HELM_BIN), then C(helm) on PATH.
     type: path
+    aliases: [binary_path]
   upgrade:
     description: Options of an upgrade phase.
     type: dict
@@ -336,7 +337,7 @@ def argument_spec():
         timeout=dict(type="int", default=600),
         wait=dict(type="bool", default=True),
         state=dict(type="str", default="present", choices=["present", "absent"]),
-        helm_binary=dict(type="path"),
+        helm_binary=dict(type="path", aliases=["binary_path"]),
         upgrade=dict(type="dict", options=dict(
             backup_database=dict(type="bool"), backup_timeout=dict(type="int"))),
         rollback=dict(type="dict", options=dict(

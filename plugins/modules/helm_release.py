@@ -1,0 +1,271 @@
+#!/usr/bin/python
+# Copyright: lcm.openstack contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+DOCUMENTATION = r"""
+module: helm_release
+short_description: Install, upgrade, roll back, test or uninstall a Helm release, with Helm 3 or Helm 4
+version_added: 0.1.0
+author:
+  - lcm.openstack developers (@lcm-openstack)
+description:
+  - Brings one Helm release, the home of one OpenStack service, to a state.
+    V(present) installs it, or upgrades it when the chart, the chart version, the
+    values or the rendered manifest differ from the deployed revision (no helm-diff
+    plugin needed); V(absent) uninstalls it; V(rolledback) returns it to a revision;
+    V(tested) runs C(helm test).
+  - The Helm CLI is called with argument lists, never through a shell; values are
+    passed in private temporary files.
+  - After an install, upgrade or rollback, the objects of the release manifest are
+    waited on by watch (kstatus rules), and a timeout names every object that is not
+    ready and why. O(helm_wait=true) uses Helm's own wait instead.
+  - Strings from O(secret_values), values under keys matching O(secret_key_pattern),
+    and the data of the chart's Secrets never appear in output, diffs, returned values
+    or error messages.
+  - A release stuck in C(pending-*) is reported with the command that clears it;
+    it is not cleared silently.
+options:
+  name:
+    description: The release name.
+    type: str
+    required: true
+    aliases: [release_name]
+  namespace:
+    description: The release namespace.
+    type: str
+    required: true
+    aliases: [release_namespace]
+  state:
+    description:
+      - V(present) installs or upgrades. V(absent) uninstalls. V(rolledback) rolls back
+        to O(revision), by default the previous deployed revision. V(tested) runs the
+        chart's tests; the release does not change, so C(changed) is false.
+    type: str
+    choices: [present, absent, rolledback, tested]
+    default: present
+  chart:
+    description: A chart directory or archive, C(repo/chart) after C(helm repo add), or an C(oci://) reference. Required for V(present).
+    type: str
+    aliases: [chart_ref]
+  chart_version:
+    description: The chart version, for repository and OCI charts.
+    type: str
+  values:
+    description: Values, applied after O(values_files).
+    type: dict
+    default: {}
+  secret_values:
+    description:
+      - Values that are credentials, merged over O(values). Every string in them is
+        masked wherever the module prints or returns anything.
+    type: dict
+    default: {}
+  values_files:
+    description: Values files, applied in order.
+    type: list
+    elements: path
+    default: []
+  set_values:
+    description: Values given as C(--set)-style strings.
+    type: list
+    elements: dict
+    default: []
+    suboptions:
+      value:
+        description: C(key=value).
+        type: str
+        required: true
+      value_type:
+        description: Which C(--set) flag carries it.
+        type: str
+        choices: [raw, string, json, file, literal]
+        default: raw
+  create_namespace:
+    description: Create the namespace when installing.
+    type: bool
+    default: false
+  atomic:
+    description:
+      - Roll back a failed upgrade. C(--atomic) on Helm 3, C(--rollback-on-failure) on
+        Helm 4; both make Helm wait, since its rollback follows from its own wait.
+    type: bool
+    default: false
+  wait:
+    description: Wait for the release's objects to be ready (or, for V(absent), deleted).
+    type: bool
+    default: true
+  helm_wait:
+    description: Let Helm wait (C(--wait)) instead of the collection's watcher.
+    type: bool
+    default: false
+  timeout:
+    description: Seconds for Helm's operations and for the wait.
+    type: int
+    default: 300
+  force:
+    description: Replace objects that cannot be patched. C(--force) on Helm 3, C(--force-replace) on Helm 4.
+    type: bool
+    default: false
+  reset_values:
+    description: Upgrade from the chart's default values, forgetting the release's previous ones.
+    type: bool
+    default: false
+  reuse_values:
+    description: Upgrade with the release's previous values, merged with the ones given.
+    type: bool
+    default: false
+  history_max:
+    description: Revisions to keep.
+    type: int
+  description:
+    description: A description for the new revision.
+    type: str
+  revision:
+    description: The revision to roll back to. Default, the previous deployed revision.
+    type: int
+  keep_history:
+    description: Keep the release history when uninstalling.
+    type: bool
+    default: false
+extends_documentation_fragment:
+  - lcm.openstack.helm
+  - kubernetes.core.helm_common_options
+requirements:
+  - helm 3.8 or newer, or helm 4
+  - kubernetes >= 24.2.0
+  - PyYAML
+notes:
+  - Check mode changes nothing and returns the operation that would run; diff mode
+    shows the rendered manifest against the deployed one, with Secret data masked.
+"""
+
+EXAMPLES = r"""
+- name: Install or upgrade keystone
+  lcm.openstack.helm_release:
+    name: keystone
+    namespace: openstack
+    chart: /srv/charts/keystone
+    values_files: [/srv/values/keystone.yaml]
+    secret_values:
+      endpoints:
+        identity:
+          auth:
+            admin:
+              password: "{{ keystone_admin_password }}"
+    atomic: true
+
+- name: Roll keystone back to its first revision
+  lcm.openstack.helm_release:
+    name: keystone
+    namespace: openstack
+    state: rolledback
+    revision: 1
+
+- name: Run keystone's chart tests
+  lcm.openstack.helm_release:
+    name: keystone
+    namespace: openstack
+    state: tested
+  register: keystone_tests
+"""
+
+RETURN = r"""
+operation:
+  description: What ran, or in check mode would run.
+  returned: always
+  type: str
+  sample: upgrade
+status:
+  description: The release's current revision.
+  returned: always
+  type: dict
+  sample:
+    name: keystone
+    namespace: openstack
+    revision: 3
+    chart: keystone-0.3.1
+    app_version: "2025.1"
+    status: deployed
+    updated: "2026-11-22T01:49:44.996915223Z"
+    description: Upgrade complete
+history:
+  description: Every revision, oldest first.
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - {revision: 1, status: superseded, chart: keystone-0.3.0, app_version: "2025.1", description: Install complete}
+command:
+  description: The last Helm command run, credentials masked.
+  returned: always
+  type: str
+  sample: helm upgrade keystone /srv/charts/keystone --install --namespace openstack --timeout 300s --values /tmp/lcm-helm-x/values.yaml
+rolled_back_to:
+  description: The revision rolled back to.
+  returned: state=rolledback and changed
+  type: int
+  sample: 1
+tests:
+  description: Each test pod, its phase, and the log tail of a failed one.
+  returned: state=tested
+  type: list
+  elements: dict
+  sample:
+    - {name: keystone-test, phase: Succeeded, started_at: "2026-11-22T01:50:12Z", completed_at: "2026-11-22T01:50:14Z"}
+stdout:
+  description: Helm's standard output, on failure.
+  returned: failure
+  type: str
+stderr:
+  description: Helm's standard error, on failure.
+  returned: failure
+  type: str
+"""
+
+from ansible_collections.kubernetes.core.plugins.module_utils.helm import AnsibleHelmModule
+from ansible_collections.kubernetes.core.plugins.module_utils.helm_args_common import HELM_AUTH_MUTUALLY_EXCLUSIVE
+from ansible_collections.lcm.openstack.plugins.module_utils.runner import helm_argument_spec, run_helm_release
+
+
+def argument_spec():
+    spec = helm_argument_spec()
+    spec.update(
+        name=dict(type="str", required=True, aliases=["release_name"]),
+        namespace=dict(type="str", required=True, aliases=["release_namespace"]),
+        state=dict(type="str", default="present", choices=["present", "absent", "rolledback", "tested"]),
+        chart=dict(type="str", aliases=["chart_ref"]),
+        chart_version=dict(type="str"),
+        values=dict(type="dict", default={}),
+        secret_values=dict(type="dict", default={}, no_log=True),
+        values_files=dict(type="list", elements="path", default=[]),
+        set_values=dict(type="list", elements="dict", default=[], options=dict(
+            value=dict(type="str", required=True),
+            value_type=dict(type="str", default="raw", choices=["raw", "string", "json", "file", "literal"]))),
+        create_namespace=dict(type="bool", default=False),
+        atomic=dict(type="bool", default=False),
+        wait=dict(type="bool", default=True),
+        helm_wait=dict(type="bool", default=False),
+        timeout=dict(type="int", default=300),
+        force=dict(type="bool", default=False),
+        reset_values=dict(type="bool", default=False),
+        reuse_values=dict(type="bool", default=False),
+        history_max=dict(type="int"),
+        description=dict(type="str"),
+        revision=dict(type="int"),
+        keep_history=dict(type="bool", default=False),
+    )
+    return spec
+
+
+def main():
+    module = AnsibleHelmModule(
+        argument_spec=argument_spec(),
+        mutually_exclusive=HELM_AUTH_MUTUALLY_EXCLUSIVE + [("reset_values", "reuse_values")],
+        required_if=[("state", "present", ["chart"])],
+        supports_check_mode=True,
+    )
+    run_helm_release(module)
+
+
+if __name__ == "__main__":
+    main()
