@@ -269,3 +269,13 @@ def test_a_missing_permission_is_named(dyn, kubeconfig, ns) -> None:
     assert result["failed"] is True
     assert "may not patch jobs" in result["msg"] and "'batch'" in result["msg"]
     assert get(dyn, GROUP, "Phase", ns) == []
+
+
+def test_an_unknown_type_and_values_that_are_not_a_mapping_are_refused(dyn, kubeconfig, ns) -> None:
+    typo = run_module("phase", phase_args(ns, "instal"), kubeconfig)
+    assert typo["failed"] is True
+    assert "value of type must be one of: install, test, upgrade, rollback, uninstall" in typo["msg"]
+    not_mapping = run_module("phase", phase_args(ns, values="replicas=3 and more"), kubeconfig)
+    assert not_mapping["failed"] is True
+    assert "argument 'values' is of type str" in not_mapping["msg"] and "convert to dict" in not_mapping["msg"]
+    assert get(dyn, GROUP, "Phase", ns) == []

@@ -149,3 +149,76 @@ def test_result_is_a_snapshot() -> None:
 def test_duplicate_targets_are_tracked_once() -> None:
     t = _Tracker([Target("batch/v1", "Job", "a"), Target("batch/v1", "Job", "a", labelled=False)])
     assert list(t.states) == [("Job", "a")]
+
+
+# -- the watch loop: resume after a watch ends, re-list on 410 Gone -------------
+
+class _Res:
+    kind, group_version, name = "Job", "batch/v1", "jobs"
+
+    def __init__(self, lists):
+        self.lists = list(lists)
+
+    def get(self, **_kwargs):
+        class _R:
+            def __init__(self, data):
+                self.data = data
+
+            def to_dict(self):
+                return self.data
+        return _R(self.lists.pop(0))
+
+
+class _Dyn:
+    """Each call to watch() plays the next script: a list of events, or an HTTP status to fail with."""
+
+    def __init__(self, scripts):
+        self.scripts = list(scripts)
+        self.resource_versions = []
+
+    def watch(self, _res, resource_version=None, **_kwargs):
+        self.resource_versions.append(resource_version)
+        script = self.scripts.pop(0) if self.scripts else []
+        if isinstance(script, int):
+            from kubernetes.client.rest import ApiException
+
+            raise ApiException(status=script, reason="Gone")
+        yield from script
+
+
+def _raw_job(name, rv, complete=False):
+    conds = [{"type": "Complete", "status": "True"}] if complete else []
+    return {"kind": "Job", "apiVersion": "batch/v1",
+            "metadata": {"name": name, "resourceVersion": rv}, "status": {"conditions": conds}}
+
+
+def test_a_watch_resumes_from_the_last_resource_version_and_relists_on_410() -> None:
+    import queue as _queue
+
+    from ansible_collections.lcm.openstack.plugins.module_utils.waiter import _KindWatch
+
+    res = _Res([{"metadata": {"resourceVersion": "10"}, "items": []},
+                {"metadata": {"resourceVersion": "30"}, "items": [_raw_job("db-sync", "30", complete=True)]}])
+    dyn = _Dyn([
+        [{"type": "ADDED", "raw_object": _raw_job("db-sync", "11")},
+         {"type": "BOOKMARK", "raw_object": {"metadata": {"resourceVersion": "15"}}}],  # ends: resume at 15
+        410,  # expired: list again
+    ])
+    events: "_queue.Queue" = _queue.Queue()
+    w = _KindWatch(dyn, res, "ns", events, [("Job", "db-sync")])
+    original = w._watch_from
+
+    def watch_then_stop(rv):
+        out = original(rv)
+        if len(dyn.resource_versions) >= 2:
+            w.stopped.set()
+        return out
+    w._watch_from = watch_then_stop
+    w.run()
+    kinds = []
+    while not events.empty():
+        kind, _w, payload = events.get()
+        kinds.append((kind, [o["metadata"]["resourceVersion"] for o in payload]))
+    assert dyn.resource_versions == ["10", "15"]  # resumed from the bookmark, not from the list
+    assert kinds == [("LIST", []), ("ADDED", ["11"]), ("LIST", ["30"])]
+    assert w.lists == 2
