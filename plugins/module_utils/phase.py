@@ -97,7 +97,9 @@ class PhaseRunner:
         if src.mode == "manifests" and not src.chart:
             rendered = render.load_manifests(src.manifests or [])
         else:
-            extra = _nested(src.stage_value, req.type) if src.mode == "stage" else None
+            # Every mode renders with the phase named, so a chart can gate
+            # phase-only templates (a backup job) on it; stage takes everything.
+            extra = _nested(src.stage_value, req.type)
             text = render.helm_template(
                 find_helm(req.helm_binary, self.env), req.release, src.chart, req.namespace,
                 values=src.values, values_files=src.values_files, chart_version=src.chart_version,

@@ -21,6 +21,11 @@ _URL_PASSWORD = re.compile(r"://[^:/@\s]+:([^@\s]+)@")
 # password; apiKey -> api, key), so that `keystone` is not a credential key.
 DEFAULT_SECRET_KEYS = r"(?i)^(pass(word|wd|phrase)?|pw|tokens?|secrets?|keys?|apikey|credentials?|private)$"
 _WORDS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
+# In a Secret everything is secret, but for entries that only say who and
+# where (OS_USERNAME, OS_REGION_NAME, DB_HOST): remembering "admin" or
+# "RegionOne" would mask those words in every message.
+PUBLIC_WORDS = frozenset({"user", "username", "name", "host", "hostname", "port", "url", "uri",
+                          "endpoint", "region", "project", "domain", "interface", "namespace"})
 # Short values (true, 0, ...) would be masked everywhere they occur.
 MIN_SECRET_LEN = 4
 
@@ -57,18 +62,31 @@ class Redactor:
             self.add(str(values))
 
     def add_objects(self, objects: Iterable[Mapping[str, Any]]) -> None:
-        """Remember the data of every Secret, both decoded and base64."""
+        """Remember the data of every Secret, both decoded and base64, except
+        entries that only name a user, a host or a region (their embedded
+        passwords, as in a URL, are still remembered)."""
         for obj in objects:
             if obj.get("kind") != "Secret":
                 continue
-            for val in (obj.get("stringData") or {}).values():
-                self.add(str(val))
-            for val in (obj.get("data") or {}).values():
-                self.add(str(val))
+            for key, val in (obj.get("stringData") or {}).items():
+                self._add_entry(key, str(val))
+            for key, val in (obj.get("data") or {}).items():
                 try:
-                    self.add(base64.b64decode(str(val), validate=True).decode("utf-8"))
+                    decoded = base64.b64decode(str(val), validate=True).decode("utf-8")
                 except (ValueError, UnicodeDecodeError):
-                    pass
+                    self._add_entry(key, str(val))
+                    continue
+                if self._add_entry(key, decoded):
+                    self.add(str(val))
+
+    def _add_entry(self, key: Any, value: str) -> bool:
+        words = {w.lower() for w in _WORDS.findall(str(key))}
+        if not self.is_secret_key(key) and words & PUBLIC_WORDS:
+            for password in _URL_PASSWORD.findall(value):
+                self.add(password)
+            return False
+        self.add(value)
+        return True
 
     def redact(self, text: Any) -> Any:
         if not isinstance(text, str):

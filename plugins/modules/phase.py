@@ -91,7 +91,10 @@ options:
         type: list
         elements: str
       stage_value:
-        description: The value, as a dotted path, that names the phase when O(source.selection=stage).
+        description:
+          - The value, as a dotted path, that the chart is rendered with, set to the phase type.
+            Charts may gate phase-only templates on it; with O(source.selection=stage) everything
+            rendered belongs to the phase.
         type: str
         default: lifecycle.phase
       manifests:

@@ -204,3 +204,13 @@ def test_mask_secret() -> None:
 ])
 def test_mask_secret_leaves_other_objects(obj: Any) -> None:
     assert mask_secret(obj) == obj
+
+
+def test_secret_entries_that_only_say_who_and_where_are_not_masked_everywhere() -> None:
+    r = Redactor()
+    r.add_objects([{"kind": "Secret", "stringData": {
+        "OS_USERNAME": "admin", "OS_REGION_NAME": "RegionOne", "DB_HOST": "mariadb",
+        "OS_AUTH_URL": "https://svc:Url-Pass-77@keystone:5000/v3", "OS_PASSWORD": "Adm1n-Pass-88",
+        "user_password": "User-Pass-99"}}])
+    assert set(r.secrets) == {"Url-Pass-77", "Adm1n-Pass-88", "User-Pass-99"}
+    assert r.redact("admin in RegionOne via mariadb") == "admin in RegionOne via mariadb"
