@@ -128,8 +128,18 @@ def build_spec(req: PhaseRequest, objects: List[Dict[str, Any]]) -> Dict[str, An
     return spec
 
 
+# What makes two runs the same phase: who and what it is, and the objects it
+# owns. Where the chart lies, how it was selected, the values that did not
+# change those objects, and the timeout do not: moving the chart directory or
+# raising the timeout must not run a Succeeded phase again.
+IDENTITY = ("type", "service", "release", "targetVersion", "upgrade", "rollback", "uninstall",
+            "test", "traffic")
+
+
 def spec_hash(spec: Dict[str, Any]) -> str:
-    return digest(spec)[:16]
+    identity = {k: spec[k] for k in IDENTITY if k in spec}
+    identity["objects"] = (spec.get("source") or {}).get("manifestsDigest")
+    return digest(identity)[:16]
 
 
 def phase_name(req: PhaseRequest, hash_: str) -> str:

@@ -47,7 +47,8 @@ options:
   name:
     description:
       - Name of the Phase. By default C(<release>-<type>-<hash>), where the hash
-        covers the spec and the rendered objects.
+        covers the type, service, release, target version, typed options and the
+        rendered objects (not the chart's location, nor the timeout).
     type: str
   target_version:
     description: The version of the service the phase moves to, recorded in the Phase and the ServiceLifecycle.
@@ -270,7 +271,7 @@ phase:
       type: int
       sample: 6
     spec_hash:
-      description: Hash of the spec and the rendered objects; the same hash finds the same Phase.
+      description: Hash of what the phase is and of the objects it renders; the same hash finds the same Phase.
       type: str
       sample: 0068b180d43819dd
     objects:

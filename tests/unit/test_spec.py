@@ -205,34 +205,37 @@ def _set(path: str, value: Any) -> Callable[[Dict[str, Any]], None]:
 @pytest.mark.parametrize("change", [
     pytest.param(_set("endpoints.identity.auth.admin.password", "pw-2"), id="nested-string"),
     pytest.param(_set("pod.replicas.api", 3), id="int"),
-    pytest.param(_set("pod.replicas.api", "2"), id="int-to-string"),
-    pytest.param(_set("manifests.job_db_sync", False), id="bool"),
-    pytest.param(_set("images.tags", ["b", "a"]), id="list-order"),
-    pytest.param(_set("pod.replicas.worker", 1), id="added-key"),
     pytest.param(lambda v: v["manifests"].pop("job_bootstrap"), id="removed-key"),
-    pytest.param(_set("endpoints.oslo_db.hosts.default", None), id="to-null"),
 ])
-def test_hash_changed_by_any_value_change(change: Callable[[Dict[str, Any]], None]) -> None:
+def test_values_change_the_hash_only_through_the_objects_they_render(
+        change: Callable[[Dict[str, Any]], None]) -> None:
+    """A values change that leaves the phase's objects alone is the same phase
+    (raising the api replicas must not re-run db-sync); the spec still records it."""
     changed = copy.deepcopy(VALUES)
     change(changed)
-    assert changed != VALUES
-    assert _hash(_req(source=Source(chart=CHART, values=VALUES))) != \
-        _hash(_req(source=Source(chart=CHART, values=changed)))
+    before, after = _req(source=Source(chart=CHART, values=VALUES)), _req(source=Source(chart=CHART, values=changed))
+    assert _hash(before) == _hash(after)
+    assert build_spec(before, OBJECTS)["source"]["valuesDigest"] != build_spec(after, OBJECTS)["source"]["valuesDigest"]
+    rendered_differently = copy.deepcopy(OBJECTS)
+    rendered_differently[0]["metadata"]["labels"] = {"changed": "yes"}
+    assert _hash(before) != _hash(after, rendered_differently)
 
 
-@pytest.mark.parametrize("other", [
-    pytest.param(lambda: _req(source=Source(chart=CHART, values=VALUES, chart_version="0.3.2")), id="chart-version"),
-    pytest.param(lambda: _req(source=Source(chart=CHART + "2", values=VALUES)), id="chart"),
-    pytest.param(lambda: _req(source=Source(chart=CHART, values=VALUES), target_version="2024.2"),
-                 id="target-version"),
-    pytest.param(lambda: _req(source=Source(chart=CHART, values=VALUES), timeout=601), id="timeout"),
-    pytest.param(lambda: _req(source=Source(chart=CHART, values=VALUES, templates=["job-db-sync"])),
+@pytest.mark.parametrize("other, same", [
+    pytest.param(lambda: _req(source=Source(chart=CHART, values=VALUES, chart_version="0.3.2")), True,
+                 id="chart-version"),
+    pytest.param(lambda: _req(source=Source(chart=CHART + "2", values=VALUES)), True, id="chart-moved"),
+    pytest.param(lambda: _req(source=Source(chart=CHART, values=VALUES), timeout=601), True, id="timeout"),
+    pytest.param(lambda: _req(source=Source(chart=CHART, values=VALUES, templates=["job-db-sync"])), True,
                  id="templates"),
-    pytest.param(lambda: _req(source=Source(chart=CHART, values=VALUES, selection="stage")), id="selection"),
-    pytest.param(lambda: _req("upgrade", source=Source(chart=CHART, values=VALUES)), id="type"),
+    pytest.param(lambda: _req(source=Source(chart=CHART, values=VALUES), target_version="2024.2"), False,
+                 id="target-version"),
+    pytest.param(lambda: _req("upgrade", source=Source(chart=CHART, values=VALUES)), False, id="type"),
 ])
-def test_hash_changed_by_other_fields(other: Callable[[], PhaseRequest]) -> None:
-    assert _hash(_req(source=Source(chart=CHART, values=VALUES))) != _hash(other())
+def test_hash_covers_identity_not_provenance(other: Callable[[], PhaseRequest], same: bool) -> None:
+    """Same objects from elsewhere (or with another timeout) are the same phase;
+    another target version or type is not."""
+    assert (_hash(_req(source=Source(chart=CHART, values=VALUES))) == _hash(other())) is same
 
 
 def test_hash_changed_by_objects() -> None:
@@ -242,14 +245,13 @@ def test_hash_changed_by_objects() -> None:
     assert _hash(req, OBJECTS) != _hash(req, changed)
 
 
-def test_hash_changed_by_values_file_content(tmp_path: Path) -> None:
+def test_values_digest_follows_values_file_content(tmp_path: Path) -> None:
     f = tmp_path / "overrides.yaml"
     f.write_text("pod:\n  replicas:\n    api: 1\n")
     req = _req(source=Source(chart=CHART, values_files=[str(f)]))
-    before = _hash(req)
-    assert _hash(req) == before
+    before = build_spec(req, OBJECTS)["source"]["valuesDigest"]
     f.write_text("pod:\n  replicas:\n    api: 2\n")
-    assert _hash(req) != before
+    assert build_spec(req, OBJECTS)["source"]["valuesDigest"] != before
 
 
 def test_null_values_and_empty_values_hash_alike() -> None:
@@ -294,7 +296,7 @@ def test_explicit_name_wins() -> None:
 def test_same_request_same_name_different_spec_different_name() -> None:
     a = _req(source=Source(chart=CHART, values={"x": 1}))
     b = _req(source=Source(chart=CHART, values={"x": 1}))
-    c = _req(source=Source(chart=CHART, values={"x": 2}))
+    c = _req(source=Source(chart=CHART, values={"x": 2}), target_version="2026.1")
     assert phase_name(a, _hash(a)) == phase_name(b, _hash(b))
     assert phase_name(a, _hash(a)) != phase_name(c, _hash(c))
 
