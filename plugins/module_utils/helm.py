@@ -28,8 +28,11 @@ from ansible_collections.lcm.openstack.plugins.module_utils.redact import Redact
 MIN_VERSION = (3, 8, 0)  # OCI charts without the experimental flag
 # Flags that Helm 4 renamed.
 FLAGS = {
-    3: {"atomic": ["--atomic"], "force": ["--force"], "wait": ["--wait"]},
-    4: {"atomic": ["--rollback-on-failure"], "force": ["--force-replace"], "wait": ["--wait=watcher"]},
+    3: {"atomic": ["--atomic"], "force": ["--force"], "wait": ["--wait"],
+        # Helm 3 always merges on the client side.
+        "client_side": [], "server_side": None},
+    4: {"atomic": ["--rollback-on-failure"], "force": ["--force-replace"], "wait": ["--wait=watcher"],
+        "client_side": ["--server-side=false"], "server_side": ["--server-side=true"]},
 }
 
 
@@ -97,7 +100,11 @@ class Helm:
                             f"(3.{MIN_VERSION[1]} or newer) or Helm 4")
 
     def flag(self, name: str) -> List[str]:
-        return list(FLAGS[self.major][name])
+        flags = FLAGS[self.major][name]
+        if flags is None:
+            raise HelmError(f"Helm {self.major} has no {name.replace('_', '-')} mode; use Helm 4, or leave "
+                            "server_side unset")
+        return list(flags)
 
     @contextmanager
     def values_args(self, values: Optional[Mapping[str, Any]], values_files: Sequence[str] = (),

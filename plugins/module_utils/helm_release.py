@@ -49,6 +49,8 @@ class ReleaseRequest:
     description: Optional[str] = None
     revision: Optional[int] = None
     keep_history: bool = False
+    # Helm 4 only: apply on the server (True) or merge on the client (False).
+    server_side: Optional[bool] = None
 
 
 def summary(name: str, namespace: str, history: List[Dict[str, Any]]) -> Dict[str, Any]:
@@ -123,6 +125,13 @@ class ReleaseManager:
                             "there is nothing to roll back")
         self._refuse_pending(history)
         current = history[-1]
+        if not req.revision and current.get("status") == "deployed" and _rollback_source(current):
+            # Rolled back already: a default rollback does not go further back
+            # on a re-run; an explicit revision does.
+            result = self._result(False, "none", history)
+            result["msg"] = (f"revision {current['revision']} is already a rollback to revision "
+                             f"{_rollback_source(current)}; give revision to roll back further")
+            return result
         target = req.revision or self._previous_deployed(history)
         revisions = [h["revision"] for h in history]
         if target not in revisions:
@@ -136,6 +145,7 @@ class ReleaseManager:
                     "--timeout", f"{req.timeout}s"]
             if req.force:
                 args += self.helm.flag("force")
+            args += self._apply_mode()
             if req.helm_wait:
                 args += self.helm.flag("wait")
             self._run(args)
@@ -233,6 +243,7 @@ class ReleaseManager:
             args.append("--reuse-values")
         if req.force:
             args += self.helm.flag("force")
+        args += self._apply_mode()
         if req.atomic:
             args += self.helm.flag("atomic")
         elif req.helm_wait:
@@ -247,6 +258,11 @@ class ReleaseManager:
                 exc.args = (f"upgrade of {req.name} failed and Helm rolled it back "
                             f"(now revision {after[-1]['revision']}, {after[-1].get('chart')}): {exc}",)
             raise
+
+    def _apply_mode(self) -> List[str]:
+        if self.req.server_side is None:
+            return []
+        return self.helm.flag("server_side" if self.req.server_side else "client_side")
 
     def _wait_for_release(self, history: List[Dict[str, Any]]) -> None:
         req = self.req
@@ -292,9 +308,19 @@ class ReleaseManager:
         return out
 
     def _previous_deployed(self, history: List[Dict[str, Any]]) -> int:
-        current = history[-1]["revision"]
+        """The revision the service ran before the current one: the latest earlier
+        deployed revision that a rollback did not abandon, and that the current
+        revision is not itself a rollback to. After 1 -> 2 -> 3, with 3 rolled
+        back to 2 (revision 4), this is 1, not the abandoned 3."""
+        current = history[-1]
+        abandoned, same = set(), {current["revision"], _rollback_source(current)}
+        for h in history:
+            source = _rollback_source(h)
+            if source:
+                abandoned.update(r["revision"] for r in history if source < r["revision"] < h["revision"])
         for h in reversed(history[:-1]):
-            if h.get("status") in ("superseded", "deployed") and h["revision"] != current:
+            if (h.get("status") in ("superseded", "deployed") and h["revision"] not in same
+                    and h["revision"] not in abandoned):
                 return h["revision"]
         raise HelmError(f"release {self.req.name} has no earlier deployed revision to roll back to; "
                         "give revision")
@@ -329,6 +355,17 @@ class ReleaseManager:
         if diff is not None:
             out["_diff"] = diff
         return out
+
+
+def _rollback_source(entry: Dict[str, Any]) -> Optional[int]:
+    """The revision a `helm rollback` revision returned to, from its description."""
+    text = str(entry.get("description") or "")
+    if text.startswith("Rollback to "):
+        try:
+            return int(text[len("Rollback to "):].split()[0])
+        except (ValueError, IndexError):
+            return None
+    return None
 
 
 def _objects(manifest: str) -> Dict[str, Any]:

@@ -8,6 +8,7 @@ from typing import Any, Dict, List, Optional
 
 from ansible_collections.lcm.openstack.plugins.module_utils.compat import DynamicApiError, ResourceNotFoundError
 from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseError, api_error
+from ansible_collections.lcm.openstack.plugins.module_utils.flow import report as flow_report, summary as flow_summary
 from ansible_collections.lcm.openstack.plugins.module_utils.model import (
     API_VERSION, LABEL_SERVICE, LABEL_TYPE, LIFECYCLE_KIND, PHASE_KIND,
 )
@@ -15,16 +16,17 @@ from ansible_collections.lcm.openstack.plugins.module_utils.phase_status import 
 
 
 def lifecycle_summary(slc: Dict[str, Any]) -> Dict[str, Any]:
+    """A ServiceLifecycle with its whole history (flow.summary, plus history)."""
     status = slc.get("status") or {}
-    return {
-        "name": slc["metadata"]["name"], "namespace": slc["metadata"].get("namespace"),
-        "service": slc["spec"].get("service"), "release": slc["spec"].get("release"),
-        "state": status.get("state"), "current_version": status.get("currentVersion"),
-        "target_version": status.get("targetVersion"), "current_phase": status.get("currentPhase") or None,
-        "history": [{"name": h.get("name"), "type": h.get("type"), "result": h.get("result"),
-                     "started_at": h.get("startedAt"), "completed_at": h.get("completedAt"),
-                     "message": h.get("message", "")} for h in status.get("history") or []],
-    }
+    out = flow_summary(slc)
+    out.update(
+        state=status.get("state"), current_version=status.get("currentVersion"),
+        target_version=status.get("targetVersion"), current_phase=status.get("currentPhase") or None,
+        history=[{"name": h.get("name"), "type": h.get("type"), "result": h.get("result"),
+                  "started_at": h.get("startedAt"), "completed_at": h.get("completedAt"),
+                  "message": h.get("message", "")} for h in status.get("history") or []],
+        report=flow_report(slc))
+    return out
 
 
 def _list(dyn: Any, kind: str, namespace: Optional[str], selector: str) -> List[Dict[str, Any]]:

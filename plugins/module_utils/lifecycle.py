@@ -9,7 +9,8 @@ read, so two writers never lose each other's history entries: a conflict
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Optional
+import copy
+from typing import Any, Callable, Dict, Optional, Sequence
 
 from ansible_collections.lcm.openstack.plugins.module_utils.compat import ConflictError, DynamicApiError, NotFoundError, ResourceNotFoundError
 from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseError, api_error
@@ -32,16 +33,31 @@ class Lifecycle:
             raise PhaseError("the ServiceLifecycle CRD is not installed: run the "
                              "lcm.openstack.crds role first") from exc
 
-    def ensure(self) -> Dict[str, Any]:
+    def ensure(self, depends_on: Optional[Sequence[str]] = None) -> Dict[str, Any]:
+        """Create the record if it is missing; set dependsOn when it is given.
+        (An apply without dependsOn would remove the one an earlier apply set.)"""
+        current = self.get()
+        if current is not None and depends_on is None:
+            return current
+        spec: Dict[str, Any] = {"service": self.service, "release": self.release}
+        if depends_on is None:
+            depends_on = ((current or {}).get("spec") or {}).get("dependsOn")
+        if depends_on is not None:
+            spec["dependsOn"] = list(depends_on)
         body = {"apiVersion": API_VERSION, "kind": LIFECYCLE_KIND,
                 "metadata": {"name": self.service, "namespace": self.namespace,
                              "labels": {LABEL_SERVICE: self.service}},
-                "spec": {"service": self.service, "release": self.release}}
+                "spec": spec}
         try:
             return self.res.server_side_apply(body=body, name=self.service, namespace=self.namespace,
                                               field_manager=FIELD_MANAGER, force_conflicts=True).to_dict()
         except DynamicApiError as exc:
             raise api_error(exc, "patch", "servicelifecycles", self.namespace) from exc
+
+    def running_flow(self) -> str:
+        """name/startedAt of the flow running on the service, or ''."""
+        flow = ((self.get() or {}).get("status") or {}).get("flow") or {}
+        return f"{flow.get('name')}/{flow.get('startedAt')}" if flow.get("state") == "Running" else ""
 
     def get(self) -> Optional[Dict[str, Any]]:
         try:
@@ -61,7 +77,16 @@ class Lifecycle:
             entry.update(result="Running", startedAt=(phase.get("status") or {}).get("startedAt"))
             entry.pop("completedAt", None)
             entry.pop("message", None)
-        self._update(change)
+            _join_flow(status, name)
+        self.update(change)
+
+    def phase_found_done(self, phase: Dict[str, Any]) -> None:
+        """A Succeeded Phase that a re-run skips still belongs to the running flow."""
+        name = phase["metadata"]["name"]
+        record = self.get() or {}
+        flow = (record.get("status") or {}).get("flow") or {}
+        if flow.get("state") == "Running" and name not in (flow.get("phases") or []):
+            self.update(lambda status: _join_flow(status, name))
 
     def phase_ended(self, phase: Dict[str, Any]) -> None:
         name, ptype = phase["metadata"]["name"], phase["spec"]["type"]
@@ -76,29 +101,44 @@ class Lifecycle:
             if pstatus.get("state") == SUCCEEDED:
                 if ptype in DONE_STATE:
                     status["state"] = DONE_STATE[ptype]
-                if ptype in VERSIONED and phase["spec"].get("targetVersion"):
-                    status["currentVersion"] = phase["spec"]["targetVersion"]
-        self._update(change)
+                version = phase["spec"].get("targetVersion")
+                if ptype in VERSIONED and version and version != status.get("currentVersion"):
+                    if status.get("currentVersion"):
+                        status["previousVersion"] = status["currentVersion"]
+                    status["currentVersion"] = version
+        self.update(change)
 
-    def set_state(self, state: str) -> None:
-        self._update(lambda status: status.__setitem__("state", state))
+    def set_state(self, state: str) -> bool:
+        return self.update(lambda status: status.__setitem__("state", state))
 
-    def _update(self, change: Callable[[Dict[str, Any]], None], attempts: int = 5) -> None:
+    def update(self, change: Callable[[Dict[str, Any]], None], attempts: int = 5,
+               dry_run: bool = False) -> bool:
+        """Apply `change` to a copy of the status; write it only if it differs.
+        Returns whether anything was (or, with dry_run, would be) written."""
         for _attempt in range(attempts):
-            current = self.get() or self.ensure()
-            status = dict(current.get("status") or {})
+            current = self.get() or ({} if dry_run else self.ensure())
+            before = current.get("status") or {}
+            status = copy.deepcopy(before)
             change(status)
             status["history"] = [{k: v for k, v in e.items() if v not in (None, "")}
                                  for e in status.get("history", [])][-HISTORY_LIMIT:]
+            if status == before or dry_run:
+                return status != before
             body = dict(current, status=status)
             try:
                 self.res.status.replace(body=body, namespace=self.namespace)
-                return
+                return True
             except ConflictError:
                 continue  # someone else wrote in between: read again
             except DynamicApiError as exc:
                 raise api_error(exc, "update", "servicelifecycles/status", self.namespace) from exc
         raise PhaseError(f"ServiceLifecycle {self.service} kept changing under us; retry the task")
+
+
+def _join_flow(status: Dict[str, Any], name: str) -> None:
+    flow = status.get("flow")
+    if flow and flow.get("state") == "Running" and name not in flow.setdefault("phases", []):
+        flow["phases"].append(name)
 
 
 def _entry(status: Dict[str, Any], name: str, ptype: str) -> Dict[str, Any]:

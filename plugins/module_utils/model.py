@@ -58,6 +58,22 @@ DEFAULT_TEMPLATES = {
     "trafficrollout": [],
 }
 
+# The service's workloads that a phase of these types waits for last, when
+# (and only when) the service's Helm release manages them: the phase never
+# changes them, and is done when they are Current.
+RELEASE_WORKLOADS = {
+    "install": ("templates/deployment-*.yaml", "templates/statefulset-*.yaml", "templates/daemonset-*.yaml"),
+}
+WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet")
+
+# The database jobs that run only when their phase option asks for them:
+# phase type -> (option of the type's block, template glob).
+DATABASE_JOBS = {
+    "upgrade": ("backup_database", "templates/job-db-backup.yaml"),
+    "rollback": ("restore_database", "templates/job-db-restore.yaml"),
+    "uninstall": ("purge_database", "templates/job-db-drop.yaml"),
+}
+
 # Kinds the apiserver refuses to change in place once created: a new run of a
 # phase deletes and re-creates them.
 IMMUTABLE_KINDS = {("batch/v1", "Job"), ("v1", "Pod")}

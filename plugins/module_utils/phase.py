@@ -12,21 +12,22 @@ objects are validated with a server-side dry run before the Phase exists.
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import time
 from typing import Any, Dict, List, Mapping, Optional
 
 from ansible_collections.lcm.openstack.plugins.module_utils.compat import DynamicApiError, NotFoundError, ResourceNotFoundError
-from ansible_collections.lcm.openstack.plugins.module_utils import render, selection
+from ansible_collections.lcm.openstack.plugins.module_utils import release_storage, render, selection
 from ansible_collections.lcm.openstack.plugins.module_utils.apply import (
-    Applied, Applier, delete_and_wait, owner_reference,
+    Applied, Applier, delete_and_wait, helm_release_of, owner_reference,
 )
 from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseError, PhaseFailed, api_error
-from ansible_collections.lcm.openstack.plugins.module_utils.helm import find_helm
+from ansible_collections.lcm.openstack.plugins.module_utils.helm import find_helm, merge_values
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle import Lifecycle
 from ansible_collections.lcm.openstack.plugins.module_utils.model import (
     API_VERSION, FAILED, LABEL_PHASE, LABEL_SERVICE, LABEL_SPEC_HASH, LABEL_TYPE, PENDING,
-    PHASE_KIND, RUNNING, SUCCEEDED,
+    DATABASE_JOBS, PHASE_KIND, RELEASE_WORKLOADS, RUNNING, SUCCEEDED, WORKLOAD_KINDS,
 )
 from ansible_collections.lcm.openstack.plugins.module_utils.phase_status import StatusWriter, summary
 from ansible_collections.lcm.openstack.plugins.module_utils.redact import Redactor
@@ -40,8 +41,10 @@ DRY_RUN_UID = "00000000-0000-0000-0000-000000000000"
 
 class PhaseRunner:
     def __init__(self, dyn: Any, req: PhaseRequest, check_mode: bool = False,
-                 env: Optional[Mapping[str, str]] = None) -> None:
+                 env: Optional[Mapping[str, str]] = None, parent: Optional[str] = None) -> None:
         self.dyn, self.req, self.check_mode = dyn, req, check_mode
+        # The Phase this one runs inside of (a traffic rollout's check): Running, and no rival.
+        self.parent = parent
         self.env = os.environ if env is None else env
         self.redactor = Redactor()
         self.redactor.add_values(req.source.values or {})
@@ -60,6 +63,11 @@ class PhaseRunner:
     def _present(self) -> Dict[str, Any]:
         req = self.req
         req.validate()
+        self.deployed = release_storage.deployed(self.dyn, req.namespace, req.release)
+        if req.release_revision is None and self.deployed is not None:
+            req.release_revision = self.deployed.revision
+        if not req.flow_id:
+            req.flow_id = Lifecycle(self.dyn, req.namespace, req.service, req.release).running_flow()
         objects = self._render()
         spec = build_spec(req, [o.obj for o in objects])
         hash_ = spec_hash(spec)
@@ -69,6 +77,8 @@ class PhaseRunner:
         state = ((existing or {}).get("status") or {}).get("state", PENDING) if existing else None
         same = existing is not None and existing["metadata"].get("labels", {}).get(LABEL_SPEC_HASH) == hash_
         if same and state == SUCCEEDED:
+            if not self.check_mode:
+                Lifecycle(self.dyn, req.namespace, req.service, req.release).phase_found_done(existing)
             return {"changed": False, "phase": summary(existing), "objects_applied": []}
         if existing is not None and not same and state in (PENDING, RUNNING):
             raise PhaseError(f"Phase {name} is {state} with another spec; wait for it or delete it "
@@ -100,16 +110,46 @@ class PhaseRunner:
             # Every mode renders with the phase named, so a chart can gate
             # phase-only templates (a backup job) on it; stage takes everything.
             extra = _nested(src.stage_value, req.type)
+            if req.backup_ref:
+                extra.setdefault("lifecycle", {})["backupRef"] = req.backup_ref
             text = render.helm_template(
                 find_helm(req.helm_binary, self.env), req.release, src.chart, req.namespace,
-                values=src.values, values_files=src.values_files, chart_version=src.chart_version,
+                values=self._values(), values_files=src.values_files, chart_version=src.chart_version,
                 extra_values=extra, redactor=self.redactor)
             rendered = render.parse_manifest(text)
             if src.manifests:
                 rendered += render.load_manifests(src.manifests)
+        rendered = _without_unasked_database_jobs(rendered, req.type, req.options)
         chosen = selection.select(rendered, req.type, src.mode, src.templates)
+        if src.mode == "templates" and src.templates is None:
+            chosen += self._release_workloads(rendered)
         self.redactor.add_objects(o.obj for o in chosen)
         return chosen
+
+    def _release_workloads(self, rendered: List[render.Rendered]) -> List[render.Rendered]:
+        """The workloads of RELEASE_WORKLOADS that the release runs, as a last wave."""
+        globs = RELEASE_WORKLOADS.get(self.req.type, ())
+        if not globs or self.deployed is None:
+            return []
+        reader = Applier(self.dyn, self.req.namespace, dry_run=True)
+        out = []
+        for r in rendered:
+            if r.kind in WORKLOAD_KINDS and any(fnmatch.fnmatchcase(r.source, g) for g in globs):
+                live = reader.get(r.obj["apiVersion"], r.kind, r.name)
+                if live is not None and helm_release_of(live) == self.req.release:
+                    r.wave = selection.LAST_WAVE
+                    out.append(r)
+        return out
+
+    def _values(self) -> Optional[Mapping[str, Any]]:
+        """The values to render with: the deployed release's first, when asked."""
+        src = self.req.source
+        if not src.values_from_release:
+            return src.values
+        if self.deployed is None:  # nothing deployed (a failed install): the values given
+            return src.values
+        self.redactor.add_values(self.deployed.values)
+        return merge_values(self.deployed.values, src.values or {})
 
     def _preflight(self, objects: List[render.Rendered]) -> None:
         """Validate every object with a server-side dry run before writing anything."""
@@ -142,6 +182,8 @@ class PhaseRunner:
                 result = wait_for(self.dyn, req.namespace, targets, f"{LABEL_PHASE}={name}",
                                   max(1.0, deadline - time.monotonic()), on_change=writer.progress)
                 writer.record(result)
+                if not (result.failed or result.timed_out) and _takes_backup(req, wave):
+                    writer.backup_taken(req.backup_ref)
                 if result.failed or result.timed_out:
                     writer.fail(self.dyn, result, req.timeout)
                     raise PhaseFailed(writer.phase["status"]["message"], changed=True,
@@ -217,7 +259,7 @@ class PhaseRunner:
             raise api_error(exc, "list", "phases", self.req.namespace) from exc
         for other in items.get("items") or []:
             state = (other.get("status") or {}).get("state")
-            if other["metadata"]["name"] != name and state == RUNNING:
+            if other["metadata"]["name"] not in (name, self.parent) and state == RUNNING:
                 raise PhaseError(
                     f"Phase {other['metadata']['name']} ({other['spec']['type']}) is Running for "
                     f"{self.req.service}; wait for it to end, or delete it, before starting another")
@@ -242,6 +284,20 @@ def _nested(dotted: str, value: Any) -> Dict[str, Any]:
         cur = cur.setdefault(part, {})
     cur[parts[-1]] = value
     return out
+
+
+def _takes_backup(req: PhaseRequest, wave: List[render.Rendered]) -> bool:
+    template = DATABASE_JOBS["upgrade"][1]
+    return req.type == "upgrade" and bool(req.backup_ref) and any(o.source == template for o in wave)
+
+
+def _without_unasked_database_jobs(rendered: List[render.Rendered], phase_type: str,
+                                   options: Mapping[str, Any]) -> List[render.Rendered]:
+    """Drop the backup, restore or drop job unless the phase's option asks for it."""
+    option, template = DATABASE_JOBS.get(phase_type, ("", ""))
+    if not option or options.get(option):
+        return rendered
+    return [r for r in rendered if r.source != template]
 
 
 def _actions(applied: List[Applied]) -> List[Dict[str, str]]:

@@ -69,6 +69,10 @@ class StatusWriter:
     def record(self, result: Any) -> None:
         self.states.update(result.states)
 
+    def backup_taken(self, ref: str) -> None:
+        """The backup job is Current: a rollback can now restore this backup."""
+        self._patch({"backupRef": ref})
+
     def succeed(self) -> None:
         started = _parse((self.phase.get("status") or {}).get("startedAt"))
         took = int((datetime.now(timezone.utc) - started).total_seconds()) if started else 0
@@ -97,6 +101,21 @@ class StatusWriter:
 
     def fail_with(self, exc: Exception) -> None:
         self._failed(None, "Error", str(exc), "")
+
+    def note(self, message: str) -> None:
+        """What a running phase does now, for the MESSAGE column; nothing else changes."""
+        self._patch({"message": self.redactor.redact(message)})
+
+    def succeeded(self, message: str) -> None:
+        """Succeeded, with a message of the caller's (a phase that owns no objects)."""
+        message = self.redactor.redact(message)
+        self._patch({"state": SUCCEEDED, "completedAt": now(), "message": message,
+                     "conditions": [_condition("Ready", "True", "Succeeded", message)],
+                     "objects": self._objects()})
+
+    def failed(self, reason: str, message: str, failed_object: Optional[str] = None) -> None:
+        """Failed for a reason of the caller's (a phase that owns no objects)."""
+        self._failed(failed_object, reason, message, "")
 
     def _failed(self, failed_object: Optional[str], reason: str, message: str, tail: str) -> None:
         message = self.redactor.redact(message)

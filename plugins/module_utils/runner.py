@@ -40,7 +40,9 @@ def request_from_params(params: Dict[str, Any]) -> PhaseRequest:
                       values=src.get("values"), values_files=src.get("values_files") or (),
                       templates=src.get("templates"), selection=src.get("selection"),
                       stage_value=src.get("stage_value") or "lifecycle.phase",
-                      manifests=src.get("manifests")),
+                      manifests=src.get("manifests"),
+                      values_from_release=bool(src.get("values_from_release"))),
+        release_revision=params.get("release_revision"),
         blocks={b: params.get(b) for b in BLOCK_NAMES},
         timeout=params.get("timeout") or 600, wait=params.get("wait", True),
         helm_binary=params.get("helm_binary"))
@@ -100,6 +102,31 @@ def run_phase_info(module: Any) -> None:
     module.exit_json(changed=False, **result)
 
 
+def run_service_lifecycle(module: Any) -> None:
+    """lcm.openstack.service_lifecycle: the record, its state and its flow."""
+    from ansible_collections.lcm.openstack.plugins.module_utils import flow
+    from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle import Lifecycle
+
+    dyn = _client(module)
+    p = module.params
+    f = p.get("flow") or {}
+    req = flow.LifecycleRequest(
+        service=p["service"], release=p.get("release") or p["service"], namespace=p["namespace"],
+        depends_on=p.get("depends_on"), lifecycle_state=p.get("lifecycle_state"), message=p.get("message") or "",
+        flow=f.get("name"), flow_action=f.get("action"), planned=f.get("planned") or (),
+        target_version=f.get("target_version") or "", from_revision=f.get("from_revision") or 0,
+        result=f.get("result"),
+        require_dependencies=p.get("require_dependencies", True))
+    try:
+        result = flow.run(Lifecycle(dyn, req.namespace, req.service, req.release), req, module.check_mode)
+    except PhaseError as exc:
+        module.fail_json(msg=str(exc))
+    diff = result.pop("diff")
+    if module._diff:
+        result["diff"] = diff
+    module.exit_json(**result)
+
+
 def helm_argument_spec() -> Dict[str, Any]:
     """kubernetes.core's Helm connection options, plus what every Helm module here takes."""
     import copy
@@ -127,7 +154,8 @@ def _helm_release_request(params: Dict[str, Any]) -> Any:
         timeout=params.get("timeout") or 300, force=params.get("force", False),
         reset_values=params.get("reset_values", False), reuse_values=params.get("reuse_values", False),
         history_max=params.get("history_max"), description=params.get("description"),
-        revision=params.get("revision"), keep_history=params.get("keep_history", False))
+        revision=params.get("revision"), keep_history=params.get("keep_history", False),
+        server_side=params.get("server_side"))
 
 
 def _helm(module: Any) -> Tuple[Any, Any]:
@@ -204,3 +232,46 @@ def run_helm_release_info(module: Any) -> None:
 
 def _mask(module: Any, redactor: Any) -> None:
     getattr(module, "_module", module).no_log_values.update(redactor.secrets)
+
+
+def run_traffic(module: Any) -> None:
+    """lcm.openstack.traffic: drain a service's traffic, or roll it out, recorded as a Phase."""
+    from ansible_collections.lcm.openstack.plugins.module_utils.traffic import Check, TrafficRequest, TrafficRunner
+
+    dyn = _client(module)
+    p = module.params
+    service, release = p["service"], p.get("release") or p["service"]
+    check = None
+    if p.get("check"):
+        c = p["check"]
+        test = request_from_params({
+            "type": "test", "service": service, "release": release, "namespace": p["namespace"],
+            "target_version": p.get("target_version"), "source": c.get("source") or {},
+            "timeout": c.get("timeout")}) if c.get("test_phase") else None
+        check = Check(url=c.get("url"), expect_status=c.get("expect_status") or 200, timeout=c.get("timeout"),
+                      test=test)
+    req = TrafficRequest(
+        action=p["action"], service=service, release=release, namespace=p["namespace"],
+        backend=p.get("backend") or "service_selector", target_version=p.get("target_version") or "",
+        selector_service=p.get("selector_service"), selector_label=p.get("selector_label") or "track",
+        track=p.get("track"), fallback_track=p.get("fallback_track"),
+        min_ready=1 if p.get("min_ready") is None else p["min_ready"],
+        ingress=p.get("ingress"), route=p.get("route"), canary_service=p.get("canary_service"),
+        canary_port=p.get("canary_port"), steps=p.get("steps") or (10, 50, 100),
+        pause_seconds=p.get("pause_seconds") or 0, check=check, timeout=p.get("timeout") or 300,
+        drain_grace_seconds=p.get("drain_grace_seconds"))
+    runner = None
+    try:
+        runner = TrafficRunner(dyn, req, check_mode=module.check_mode)
+        result = runner.run()
+    except PhaseError as exc:
+        _forget_secrets(module, runner)
+        details = dict(exc.details)
+        details.pop("diff", None)
+        module.fail_json(msg=str(exc), **details)
+    _forget_secrets(module, runner)
+    diff = result.pop("diff", None)
+    if module._diff and diff and result["changed"]:
+        result["diff"] = dict(diff, before=yaml.safe_dump(diff["before"], sort_keys=True),
+                              after=yaml.safe_dump(diff["after"], sort_keys=True))
+    module.exit_json(**result)

@@ -35,6 +35,7 @@ MODES = ("stage", "templates", "annotation", "manifests")
 ANNOTATION_WAVE = f"{GROUP}/wave"
 CONFIG_KINDS = ("Secret", "ConfigMap", "ServiceAccount", "Role", "RoleBinding")
 CONFIG_WAVE: Tuple[int, ...] = (-(10 ** 6),)
+LAST_WAVE: Tuple[int, ...] = (10 ** 6,)
 _POD_OWNERS = {"Job", "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "CronJob"}
 
 

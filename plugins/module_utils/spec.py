@@ -27,9 +27,16 @@ TYPE_BLOCKS = {
     "uninstall": ("uninstall", {"purge_database": "purgeDatabase", "keep_history": "keepHistory"}),
     "test": ("test", {"timeout": "timeoutSeconds"}),
     "trafficdrain": ("traffic", {"backend": "backend", "steps": "steps",
-                                 "drain_grace_seconds": "drainGraceSeconds"}),
+                                 "drain_grace_seconds": "drainGraceSeconds", "target": "target",
+                                 "selector_label": "selectorLabel", "track": "track", "from_track": "fromTrack",
+                                 "fallback_track": "fallbackTrack", "canary_service": "canaryService",
+                                 "canary_port": "canaryPort", "from_weight": "fromWeight"}),
     "trafficrollout": ("traffic", {"backend": "backend", "steps": "steps",
-                                   "drain_grace_seconds": "drainGraceSeconds"}),
+                                   "drain_grace_seconds": "drainGraceSeconds", "target": "target",
+                                   "selector_label": "selectorLabel", "track": "track", "from_track": "fromTrack",
+                                   "min_ready": "minReady", "canary_service": "canaryService",
+                                   "canary_port": "canaryPort", "from_weight": "fromWeight",
+                                   "pause_seconds": "pauseSeconds", "check": "check"}),
 }
 BLOCK_NAMES = ("upgrade", "rollback", "uninstall", "test", "traffic")
 
@@ -44,6 +51,9 @@ class Source:
     selection: Optional[str] = None
     stage_value: str = "lifecycle.phase"
     manifests: Optional[Sequence[Any]] = None
+    # Render with the values of the deployed Helm release underneath `values`
+    # (a rollback renders its restore job as the revision it returns to).
+    values_from_release: bool = False
 
     @property
     def mode(self) -> str:
@@ -60,6 +70,12 @@ class PhaseRequest:
     namespace: str
     source: Source = field(default_factory=Source)
     target_version: str = ""
+    # The Helm release revision the phase runs against: part of its identity,
+    # so the same phase after a rollback (a new revision) is a new run.
+    release_revision: Optional[int] = None
+    # The flow (name/startedAt) running on the service, if any: a phase is run
+    # once per flow, so a re-run of an interrupted flow resumes or skips it.
+    flow_id: str = ""
     # The per-type blocks as given, e.g. {"upgrade": {"backup_database": True}}.
     blocks: Dict[str, Optional[Dict[str, Any]]] = field(default_factory=dict)
     timeout: int = 600
@@ -78,11 +94,24 @@ class PhaseRequest:
         if self.source.chart and not _looks_remote(self.source.chart) and not os.path.exists(self.source.chart):
             raise PhaseError(f"chart {self.source.chart} does not exist; give a chart directory or "
                              ".tgz path, repo/chart after `helm repo add`, or an oci:// reference")
+        if self.type == "rollback" and self.options.get("restore_database") and not self.options.get("backup_ref"):
+            raise PhaseError("rollback.restore_database needs rollback.backup_ref: the backup_ref an upgrade "
+                             "Phase recorded (lcm.openstack.phase_info lists it)")
         own = TYPE_BLOCKS.get(self.type, ("", {}))[0]
         for block, value in self.blocks.items():
             if value and block != own:
                 raise PhaseError(f"option {block} does not apply to a {self.type} phase"
                                  + (f"; its options go under {own}" if own else ""))
+
+    @property
+    def backup_ref(self) -> str:
+        """The database backup this phase takes (upgrade) or restores (rollback)."""
+        opts = self.options
+        if self.type == "upgrade" and opts.get("backup_database"):
+            return new_backup_ref(self)
+        if self.type == "rollback" and opts.get("restore_database"):
+            return str(opts.get("backup_ref") or "")
+        return ""
 
     @property
     def options(self) -> Dict[str, Any]:
@@ -94,6 +123,14 @@ class PhaseRequest:
 def _looks_remote(chart: str) -> bool:
     return chart.startswith(("oci://", "http://", "https://")) or (
         chart.count("/") == 1 and not chart.startswith((".", "/")) and not os.path.exists(chart))
+
+
+def new_backup_ref(req: PhaseRequest) -> str:
+    """A name for the backup an upgrade takes: stable across a resumed run (the
+    chart renders it into the backup job), different for each upgrade."""
+    seed = digest([req.namespace, req.release, req.target_version, req.release_revision])[:8]
+    version = "".join(c if c.isalnum() else "-" for c in str(req.target_version or "unversioned"))
+    return f"{req.release}-{version}-{seed}".lower()
 
 
 def digest(data: Any) -> str:
@@ -113,6 +150,8 @@ def build_spec(req: PhaseRequest, objects: List[Dict[str, Any]]) -> Dict[str, An
     source: Dict[str, Any] = {"selection": src.mode, "manifestsDigest": digest(objects)}
     if src.chart:
         source.update(chart=src.chart, valuesDigest=values_digest(src))
+        if src.values_from_release:
+            source["valuesFromRelease"] = True
         if src.chart_version:
             source["chartVersion"] = src.chart_version
     if src.templates is not None:
@@ -121,6 +160,10 @@ def build_spec(req: PhaseRequest, objects: List[Dict[str, Any]]) -> Dict[str, An
                             "timeoutSeconds": int(req.timeout), "source": source}
     if req.target_version:
         spec["targetVersion"] = str(req.target_version)
+    if req.release_revision:
+        spec["releaseRevision"] = int(req.release_revision)
+    if req.flow_id:
+        spec["flow"] = req.flow_id
     block_name, fields = TYPE_BLOCKS.get(req.type, ("", {}))
     block = {fields[k]: v for k, v in req.options.items() if v is not None and k in fields}
     if block:
@@ -132,12 +175,16 @@ def build_spec(req: PhaseRequest, objects: List[Dict[str, Any]]) -> Dict[str, An
 # owns. Where the chart lies, how it was selected, the values that did not
 # change those objects, and the timeout do not: moving the chart directory or
 # raising the timeout must not run a Succeeded phase again.
-IDENTITY = ("type", "service", "release", "targetVersion", "upgrade", "rollback", "uninstall",
+IDENTITY = ("type", "service", "release", "targetVersion", "releaseRevision", "flow", "upgrade", "rollback", "uninstall",
             "test", "traffic")
 
 
 def spec_hash(spec: Dict[str, Any]) -> str:
     identity = {k: spec[k] for k in IDENTITY if k in spec}
+    if spec.get("type") == "upgrade":
+        # An upgrade runs before the release changes: the revision it saw is
+        # gone once an interrupted run got as far as the Helm upgrade.
+        identity.pop("releaseRevision", None)
     identity["objects"] = (spec.get("source") or {}).get("manifestsDigest")
     return digest(identity)[:16]
 

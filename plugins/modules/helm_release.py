@@ -38,7 +38,8 @@ options:
   state:
     description:
       - V(present) installs or upgrades. V(absent) uninstalls. V(rolledback) rolls back
-        to O(revision), by default the previous deployed revision. V(tested) runs the
+        to O(revision), by default the revision the service ran before the current one
+        (skipping revisions an earlier rollback abandoned). V(tested) runs the
         chart's tests; the release does not change, so C(changed) is false.
     type: str
     choices: [present, absent, rolledback, tested]
@@ -121,8 +122,22 @@ options:
     description: A description for the new revision.
     type: str
   revision:
-    description: The revision to roll back to. Default, the previous deployed revision.
+    description:
+      - The revision to roll back to.
+      - Default, the revision before the current one that a rollback did not abandon
+        (after 1, 2, 3 and a rollback of 3 to 2, that is 1).
     type: int
+  server_side:
+    description:
+      - Helm 4 only. V(true) applies the release's objects with server-side apply
+        (Helm 4's default for a new release); V(false) merges them on the client
+        (C(--server-side=false)), as Helm 3 does.
+      - The flow roles set V(false). The traffic roles own the C(track) key of the
+        service's Service selector, and a selector is one atomic field for
+        server-side apply, so Helm 4's server-side upgrade would fail with a
+        conflict on C(.spec.selector).
+      - Left unset, Helm decides (C(auto) for upgrades). V(true) with Helm 3 is an error.
+    type: bool
   keep_history:
     description: Keep the release history when uninstalling.
     type: bool
@@ -253,6 +268,7 @@ def argument_spec():
         description=dict(type="str"),
         revision=dict(type="int"),
         keep_history=dict(type="bool", default=False),
+        server_side=dict(type="bool"),
     )
     return spec
 

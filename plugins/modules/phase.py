@@ -53,6 +53,14 @@ options:
   target_version:
     description: The version of the service the phase moves to, recorded in the Phase and the ServiceLifecycle.
     type: str
+  release_revision:
+    description:
+      - The Helm release revision the phase runs against, part of the Phase's
+        identity, so the same phase after a rollback (a new revision) runs again
+        while a re-run against the same revision resumes or is skipped.
+      - By default the release's deployed revision, read from its storage Secret;
+        none when the release is not deployed.
+    type: int
   source:
     description: Where the phase's objects come from.
     type: dict
@@ -98,6 +106,15 @@ options:
             rendered belongs to the phase.
         type: str
         default: lifecycle.phase
+      values_from_release:
+        description:
+          - Render with the user values of the release's deployed revision, with
+            O(source.values) on top. Read from the release's storage Secret, so no
+            Helm access to the cluster is needed. A rollback uses it to render its
+            restore job as the revision it returned to.
+          - When the release has no deployed revision, O(source.values) alone are used.
+        type: bool
+        default: false
       manifests:
         description: Plain manifests, as objects or as paths of YAML files; added to the chart's objects.
         type: list
@@ -128,7 +145,12 @@ options:
     type: dict
     suboptions:
       backup_database:
-        description: Back up the database (C(job-db-backup)) before the schema changes.
+        description:
+          - Run the chart's C(job-db-backup) before the schema changes; without it
+            that template is left out of the phase.
+          - The backup's name is rendered into the chart as C(lifecycle.backupRef)
+            and, once the backup job is Current, recorded in the Phase status as
+            C(backupRef) (returned as RV(phase.backup_ref)) for a later rollback.
         type: bool
       backup_timeout:
         description: Seconds the backup may take.
@@ -141,7 +163,10 @@ options:
         description: The Helm revision to return to.
         type: int
       restore_database:
-        description: Restore the database from O(rollback.backup_ref).
+        description:
+          - Run the chart's C(job-db-restore) for O(rollback.backup_ref), rendered
+            into the chart as C(lifecycle.backupRef); without it that template is
+            left out of the phase.
         type: bool
       backup_ref:
         description: The backup an upgrade Phase recorded.
@@ -151,7 +176,7 @@ options:
     type: dict
     suboptions:
       purge_database:
-        description: Drop the service's database (C(job-db-drop)).
+        description: Drop the service's database (C(job-db-drop)); without it that template is left out.
         type: bool
       keep_history:
         description: Keep the Helm release history.
@@ -297,6 +322,11 @@ phase:
       description: The last lines the failing container wrote, credentials masked.
       type: str
       returned: when the phase failed
+    backup_ref:
+      description: The database backup an upgrade took, once its backup job is Current.
+      type: str
+      returned: when an upgrade with O(upgrade.backup_database) took its backup
+      sample: keystone-2025-2-5d41402a
 objects_applied:
   description: What this run did to each object (created, updated, unchanged, replaced or shared).
   returned: state=present
@@ -328,6 +358,7 @@ def argument_spec():
         namespace=dict(type="str", required=True),
         name=dict(type="str"),
         target_version=dict(type="str"),
+        release_revision=dict(type="int"),
         source=dict(type="dict", default={}, options=dict(
             chart=dict(type="str"),
             chart_version=dict(type="str"),
@@ -337,6 +368,7 @@ def argument_spec():
             templates=dict(type="list", elements="str"),
             stage_value=dict(type="str", default="lifecycle.phase"),
             manifests=dict(type="list", elements="raw"),
+            values_from_release=dict(type="bool", default=False),
         )),
         timeout=dict(type="int", default=600),
         wait=dict(type="bool", default=True),

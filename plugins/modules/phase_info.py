@@ -73,8 +73,11 @@ lifecycles:
     - service: keystone
       state: Operational
       current_version: "2025.1"
+      previous_version: "2024.2"
       current_phase: null
+      flow: {name: greenfield, state: Succeeded, phases: [{phase: install, result: Succeeded, duration_seconds: 12}]}
       history: [{name: keystone-install-1f2e3d4c, type: install, result: Succeeded}]
+      report: "keystone (openstack): greenfield flow Succeeded ..."
 """
 
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule

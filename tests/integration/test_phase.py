@@ -246,6 +246,7 @@ def test_the_shipped_cluster_role_is_enough(dyn, kubeconfig, ns) -> None:
     env = _service_account_env(dyn, kubeconfig, ns, "ClusterRole", "lcm-openstack-phase")
     failing = {"jobs": {"db_sync": {"fail": "boom"}}}
     result = run_module("phase", phase_args(ns, values=failing), env=env)
+    assert "phase" in result, result.get("msg")
     assert result["phase"]["state"] == "Failed" and result["phase"]["log_tail"] == "boom"
     result = run_module("phase", phase_args(ns), env=env)
     assert result.get("failed") is None, result.get("msg")

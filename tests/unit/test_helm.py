@@ -134,6 +134,29 @@ def test_a_release_already_rolled_back_is_left_alone(tmp_path: Path) -> None:
     assert manager(tmp_path, history, revision=1).rolledback()["changed"] is False
 
 
+def test_a_default_rollback_skips_the_revision_a_rollback_abandoned(tmp_path: Path) -> None:
+    """1 -> 2 -> 3 (rolled back to 2 as 4) -> 5: the default target is 4, never 3."""
+    history = [dict(h, status="superseded") for h in HISTORY] + [
+        {"revision": 3, "status": "superseded", "chart": "svc-0.3.0", "description": "Upgrade complete"},
+        {"revision": 4, "status": "superseded", "chart": "svc-0.2.0", "description": "Rollback to 2"},
+        {"revision": 5, "status": "deployed", "chart": "svc-0.5.0", "description": "Upgrade complete"}]
+    assert manager(tmp_path, history, check=True).rolledback()["rolled_back_to"] == 4
+    history[3]["status"] = "superseded"
+    assert manager(tmp_path, history[:4] + [dict(history[4], description="Rollback to 1")],
+                   check=True).rolledback()["changed"] is False
+
+
+def test_a_default_rollback_of_a_rolled_back_release_changes_nothing(tmp_path: Path) -> None:
+    """After 1 -> 2 -> 3 and a rollback to 2 (revision 4), a re-run is not a second rollback."""
+    history = [dict(h, status="superseded") for h in HISTORY] + [
+        {"revision": 3, "status": "superseded", "chart": "svc-0.3.0", "description": "Upgrade complete"},
+        {"revision": 4, "status": "deployed", "chart": "svc-0.2.0", "description": "Rollback to 2"}]
+    result = manager(tmp_path, history).rolledback()
+    assert result["changed"] is False and "give revision to roll back further" in result["msg"]
+    assert not [c for c in calls(tmp_path) if c[0] == "rollback"]
+    assert manager(tmp_path, history, revision=1, check=True).rolledback()["changed"] is True
+
+
 def test_a_release_with_nothing_earlier_cannot_roll_back(tmp_path: Path) -> None:
     with pytest.raises(HelmError, match="no earlier deployed revision to roll back to; give revision"):
         manager(tmp_path, HISTORY[1:]).rolledback()

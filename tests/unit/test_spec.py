@@ -323,3 +323,37 @@ def test_digest() -> None:
     assert digest({"a": 1}) != digest({"a": "1"})
     assert digest([1, 2]) != digest([2, 1])
     assert re.fullmatch(r"[0-9a-f]{64}", digest(None))
+
+
+# -- identity across flows and revisions --------------------------------------
+
+def test_the_release_revision_is_part_of_a_phase_identity() -> None:
+    """A test after a rollback (a new revision) is a new run, not the old Phase."""
+    assert _hash(_req("test", release_revision=3)) != _hash(_req("test", release_revision=4))
+
+
+def test_an_upgrade_identity_ignores_the_revision() -> None:
+    """The upgrade phase runs before the Helm upgrade: a run interrupted after the
+    Helm upgrade must find the same Phase, though the revision moved on."""
+    assert _hash(_req("upgrade", release_revision=3)) == _hash(_req("upgrade", release_revision=4))
+
+
+def test_the_flow_is_part_of_a_phase_identity() -> None:
+    a = _req("test", flow_id="update/2026-11-22T03:58:45Z")
+    b = _req("test", flow_id="update/2026-11-22T05:00:00Z")
+    assert _hash(a) != _hash(b)
+    assert _hash(a) == _hash(_req("test", flow_id="update/2026-11-22T03:58:45Z"))
+
+
+def test_an_upgrade_with_backup_names_its_backup_stably() -> None:
+    req = _req("upgrade", target_version="2025.2", release_revision=2, blocks={"upgrade": {"backup_database": True}})
+    again = _req("upgrade", target_version="2025.2", release_revision=2, blocks={"upgrade": {"backup_database": True}})
+    assert req.backup_ref == again.backup_ref
+    assert re.fullmatch(r"keystone-2025-2-[0-9a-f]{8}", req.backup_ref)
+    assert _req("upgrade", blocks={"upgrade": {"backup_database": False}}).backup_ref == ""
+
+
+def test_a_restore_needs_the_backup_to_restore() -> None:
+    with pytest.raises(PhaseError, match="rollback.restore_database needs rollback.backup_ref"):
+        _req("rollback", blocks={"rollback": {"restore_database": True}}).validate()
+    assert _req("rollback", blocks={"rollback": {"restore_database": True, "backup_ref": "b1"}}).backup_ref == "b1"

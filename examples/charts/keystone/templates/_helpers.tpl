@@ -90,6 +90,10 @@ spec:
           image: {{ $image }}
           command: [/tmp/{{ index . 5 }}]
           terminationMessagePolicy: FallbackToLogsOnError
+          {{- with $ctx.Values.lifecycle.backupRef | default $ctx.Values.backup.ref }}
+          env:
+            - {name: BACKUP_REF, value: {{ . | quote }}}
+          {{- end }}
           envFrom:
             - secretRef:
                 name: keystone-db

@@ -1,0 +1,419 @@
+# Copyright: lcm.openstack contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Drain a service's traffic, or roll it out, and record the run as a Phase.
+
+Each run that changes something is a Phase of type trafficdrain or
+trafficrollout, with `spec.traffic` saying what moved, from where (the live
+track or weight when it started) and to where; it shows in the Phase history
+and the ServiceLifecycle record like any other phase. A run that finds the
+traffic where it should be creates no Phase and returns changed=false.
+
+Three backends, none of which needs a traffic controller: the Service
+selector (blue/green, traffic_selector.py), an nginx canary Ingress and an
+OpenShift Route (weights, traffic_weights.py). Between the weight steps a run
+pauses and checks (an HTTP GET, or a test Phase); a failed check sends the
+weight back to 0.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, List, Optional, Sequence, Union
+
+from ansible_collections.lcm.openstack.plugins.module_utils.apply import delete_and_wait
+from ansible_collections.lcm.openstack.plugins.module_utils.compat import (
+    DynamicApiError, NotFoundError, ResourceNotFoundError,
+)
+from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseError, PhaseFailed, api_error
+from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle import Lifecycle
+from ansible_collections.lcm.openstack.plugins.module_utils.model import (
+    API_VERSION, FAILED, LABEL_SERVICE, LABEL_SPEC_HASH, PHASE_KIND, RUNNING, SUCCEEDED,
+)
+from ansible_collections.lcm.openstack.plugins.module_utils.phase import PhaseRunner
+from ansible_collections.lcm.openstack.plugins.module_utils.phase_status import StatusWriter, summary
+from ansible_collections.lcm.openstack.plugins.module_utils.redact import Redactor
+from ansible_collections.lcm.openstack.plugins.module_utils.spec import (
+    PhaseRequest, Source, build_spec, digest, phase_body, spec_hash,
+)
+from ansible_collections.lcm.openstack.plugins.module_utils.traffic_backends import ACTIONS, BACKENDS, Plan
+from ansible_collections.lcm.openstack.plugins.module_utils.traffic_selector import (
+    SelectorBackend, endpoints_out,
+)
+from ansible_collections.lcm.openstack.plugins.module_utils.traffic_weights import IngressCanary, RouteWeights
+
+DEFAULT_GRACE = {"service_selector": 0, "ingress_canary": 30, "openshift_route": 30}
+URL_CHECK_TIMEOUT = 10
+TEST_PHASE_TIMEOUT = 600
+
+
+@dataclass
+class Check:
+    """What is checked after each weight step: an HTTP GET, or a test Phase."""
+
+    url: Optional[str] = None
+    expect_status: int = 200
+    timeout: Optional[int] = None
+    test: Optional[PhaseRequest] = None
+
+    def validate(self) -> None:
+        if (self.url is None) == (self.test is None):
+            raise PhaseError("check takes either url or test_phase: true with source, not both and not neither")
+        if self.url is not None and urllib.parse.urlsplit(self.url).scheme not in ("http", "https"):
+            raise PhaseError(f"check.url must be an http:// or https:// URL, not {self.url!r}")
+        if not 100 <= self.expect_status <= 599:
+            raise PhaseError(f"check.expect_status must be an HTTP status (100-599), not {self.expect_status}")
+        if self.test is not None:
+            self.test.validate()
+
+    @property
+    def summary(self) -> str:
+        if self.test is not None:
+            src = self.test.source
+            return f"test phase from {src.chart or f'{len(src.manifests or [])} manifest(s)'}"
+        return f"GET {masked_url(self.url or '')} expects {self.expect_status}"
+
+
+@dataclass
+class TrafficRequest:
+    action: str
+    service: str
+    release: str
+    namespace: str
+    backend: str = "service_selector"
+    target_version: str = ""
+    # service_selector
+    selector_service: Optional[str] = None
+    selector_label: str = "track"
+    track: Optional[str] = None
+    fallback_track: Optional[str] = None
+    min_ready: int = 1
+    # ingress_canary and openshift_route
+    ingress: Optional[str] = None
+    route: Optional[str] = None
+    canary_service: Optional[str] = None
+    canary_port: Union[int, str, None] = None
+    steps: Sequence[int] = (10, 50, 100)
+    pause_seconds: int = 0
+    check: Optional[Check] = None
+    timeout: int = 300
+    drain_grace_seconds: Optional[int] = None
+
+    @property
+    def phase_type(self) -> str:
+        return f"traffic{self.action}"
+
+    @property
+    def target(self) -> Optional[str]:
+        """The object whose traffic moves: Service, primary Ingress or Route."""
+        return {"service_selector": self.selector_service, "ingress_canary": self.ingress,
+                "openshift_route": self.route}.get(self.backend)
+
+    @property
+    def grace(self) -> int:
+        return DEFAULT_GRACE.get(self.backend, 0) if self.drain_grace_seconds is None else self.drain_grace_seconds
+
+    @property
+    def check_summary(self) -> Optional[str]:
+        return self.check.summary if self.check else None
+
+    def validate(self) -> None:
+        if self.action not in ACTIONS:
+            raise PhaseError(f"unknown action {self.action!r}; use drain or rollout")
+        if self.backend not in BACKENDS:
+            raise PhaseError(f"unknown backend {self.backend!r}; use one of {', '.join(BACKENDS)}")
+        option = {"service_selector": "selector_service", "ingress_canary": "ingress",
+                  "openshift_route": "route"}[self.backend]
+        if not self.target:
+            raise PhaseError(f"{option} is required with backend {self.backend}")
+        for name, value in (("pause_seconds", self.pause_seconds), ("min_ready", self.min_ready),
+                            ("drain_grace_seconds", self.grace)):
+            if value < 0:
+                raise PhaseError(f"{name} must not be negative")
+        if self.timeout < 1:
+            raise PhaseError("timeout must be at least 1")
+        if self.backend == "service_selector":
+            self._validate_selector()
+        elif self.action == "rollout":
+            self._validate_weights()
+
+    def _validate_selector(self) -> None:
+        if self.action == "rollout" and not self.track:
+            raise PhaseError("track is required to roll out with backend service_selector: the value of "
+                             f"{self.selector_label} that the pods to get traffic carry")
+        if self.check is not None:
+            raise PhaseError("check applies to the weight backends (ingress_canary, openshift_route); "
+                             "backend service_selector checks the EndpointSlices")
+
+    def _validate_weights(self) -> None:
+        if not self.canary_service:
+            raise PhaseError(f"canary_service is required to roll out with backend {self.backend}")
+        steps = list(self.steps)
+        if not steps or any(not 0 <= s <= 100 for s in steps) or steps != sorted(set(steps)):
+            raise PhaseError(f"steps must be increasing weights between 0 and 100, not {steps}")
+        if self.check is not None:
+            self.check.validate()
+
+
+class TrafficFailed(PhaseError):
+    """The shift ran and did not get where it should; `reason` goes to the Phase."""
+
+    def __init__(self, message: str, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+def backend_for(dyn: Any, req: TrafficRequest) -> Any:
+    return {"service_selector": SelectorBackend, "ingress_canary": IngressCanary,
+            "openshift_route": RouteWeights}[req.backend](dyn, req)
+
+
+def http_check(url: str, expect_status: int, timeout: float) -> Optional[str]:
+    """None when GET url answers expect_status, else why not."""
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, method="GET"), timeout=timeout) as resp:
+            status = resp.status
+    except urllib.error.HTTPError as exc:
+        status = exc.code
+        exc.close()
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        return f"GET {url} failed: {getattr(exc, 'reason', exc)}"
+    return None if status == expect_status else f"GET {url} returned {status}, expected {expect_status}"
+
+
+def masked_url(url: str) -> str:
+    """The URL without the password it may carry: it is written to the Phase's spec."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = f"{parts.username}:********@{parts.netloc.rsplit('@', 1)[1]}"
+    return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
+
+
+def step_label(weight: int, steps: Sequence[int]) -> str:
+    index = list(steps).index(weight) + 1 if weight in steps else len(steps)
+    return f"weight {weight}% (step {index}/{len(steps)})"
+
+
+def check_phase_name(release: str, parent: str, step: int) -> str:
+    """One test Phase per traffic Phase and step, so every step's check runs."""
+    return f"{release[:38].rstrip('-')}-test-{digest([parent, step])[:8]}"
+
+
+class TrafficRunner:
+    def __init__(self, dyn: Any, req: TrafficRequest, check_mode: bool = False,
+                 pause: Callable[[float], None] = time.sleep) -> None:
+        self.dyn, self.req, self.check_mode, self.pause = dyn, req, check_mode, pause
+        self.redactor = Redactor()
+        if req.check and req.check.url:
+            password = urllib.parse.urlsplit(req.check.url).password
+            if password:
+                self.redactor.add(password)
+        if req.check and req.check.test:
+            self.redactor.add_values(req.check.test.source.values or {})
+        try:
+            self.phases = dyn.resources.get(api_version=API_VERSION, kind=PHASE_KIND)
+        except ResourceNotFoundError as exc:
+            raise PhaseError("the Phase CRD (phases.lifecycle.openstack.org) is not installed: "
+                             "run the lcm.openstack.crds role first") from exc
+        self.backend: Any = None
+        self.writer: Optional[StatusWriter] = None
+
+    def run(self) -> Dict[str, Any]:
+        """Drain or roll out; every error message leaves with credentials masked."""
+        try:
+            return self._run()
+        except PhaseError as exc:
+            exc.args = (self.redactor.redact(str(exc)),)
+            exc.details = self.redactor.redact_deep(exc.details)
+            raise
+
+    def _run(self) -> Dict[str, Any]:
+        req = self.req
+        req.validate()
+        self.backend = backend_for(self.dyn, req)
+        plan = self.backend.plan()
+        result: Dict[str, Any] = {"changed": False, "phase": None, "backend": req.backend,
+                                  "before": plan.before, "after": plan.after, "steps_done": [],
+                                  "message": plan.note,
+                                  "diff": {"before_header": f"{plan.key} (live)", "before": plan.before,
+                                           "after_header": f"{plan.key} ({req.action})", "after": plan.after}}
+        if req.backend == "service_selector":
+            result["endpoints"] = endpoints_out(plan.endpoints)
+        if not plan.changed:
+            return result
+        body = self._body(plan)
+        name = body["metadata"]["name"]
+        self._refuse_concurrent(name)
+        if self.check_mode:
+            return self._dry_run(body, plan, result)
+        # A Phase of this name ran the same transition before (the traffic
+        # has moved since) or was interrupted: this is a new run.
+        delete_and_wait(self.dyn, self.phases, name, req.namespace, "Foreground", 120)
+        return self._record(self._create(body), plan, result)
+
+    # -- the Phase -----------------------------------------------------------------
+    def _body(self, plan: Plan) -> Dict[str, Any]:
+        req = self.req
+        preq = PhaseRequest(type=req.phase_type, service=req.service, release=req.release,
+                            namespace=req.namespace, source=Source(manifests=[]),
+                            target_version=req.target_version or "", blocks={"traffic": plan.block},
+                            timeout=req.timeout,
+                            # once per flow: the same move in a later flow is a new Phase
+                            flow_id=Lifecycle(self.dyn, req.namespace, req.service, req.release).running_flow())
+        spec = build_spec(preq, [])
+        return phase_body(preq, spec, spec_hash(spec))
+
+    def _record(self, phase: Dict[str, Any], plan: Plan, result: Dict[str, Any]) -> Dict[str, Any]:
+        req = self.req
+        writer = self.writer = StatusWriter(self.phases, phase, [], self.redactor)
+        lifecycle = Lifecycle(self.dyn, req.namespace, req.service, req.release)
+        lifecycle.ensure()
+        lifecycle.phase_started(writer.start())
+        result["changed"] = True
+        try:
+            if req.backend == "service_selector":
+                message = self._select(plan, writer, result)
+            else:
+                message = self._weigh(plan, writer, lifecycle, result)
+            writer.succeeded(message)
+            result.update(phase=summary(writer.phase), message=message)
+            return result
+        except TrafficFailed as exc:
+            writer.failed(exc.reason, str(exc), plan.key)
+            raise PhaseFailed(writer.phase["status"]["message"], **self._failed(result, writer)) from exc
+        except PhaseError as exc:
+            writer.fail_with(exc)
+            raise PhaseFailed(writer.phase["status"]["message"], **self._failed(result, writer)) from exc
+        finally:
+            if (writer.phase.get("status") or {}).get("state") in (SUCCEEDED, FAILED):
+                lifecycle.phase_ended(writer.phase)
+
+    @staticmethod
+    def _failed(result: Dict[str, Any], writer: StatusWriter) -> Dict[str, Any]:
+        details = {k: v for k, v in result.items() if k not in ("message", "diff")}
+        return dict(details, phase=summary(writer.phase))
+
+    # -- the backends --------------------------------------------------------------
+    def _select(self, plan: Plan, writer: StatusWriter, result: Dict[str, Any]) -> str:
+        req, backend = self.req, self.backend
+        writer.note(f"Service {plan.name}: setting the selector {req.selector_label}={backend.value}")
+        backend.apply(plan.after["selector"])
+        settled = backend.settle(plan, req.timeout, writer.note)
+        result["endpoints"] = endpoints_out(settled.endpoints)
+        if not settled.met:
+            message = backend.timeout_message(plan, settled, req.timeout)
+            if req.action == "rollout":
+                backend.apply(plan.before["selector"])
+                result["after"] = plan.before
+                previous = plan.before["selector"].get(req.selector_label)
+                message += ("; the selector is back to " + (f"{req.selector_label}={previous}" if previous
+                                                            else f"no {req.selector_label}"))
+            raise TrafficFailed(message, "Timeout")
+        message = backend.message(settled.endpoints)
+        if req.action == "drain" and req.grace:
+            writer.note(f"{message}; waiting {req.grace}s for open connections to finish")
+            self.pause(req.grace)
+        return message
+
+    def _weigh(self, plan: Plan, writer: StatusWriter, lifecycle: Lifecycle, result: Dict[str, Any]) -> str:
+        req, backend = self.req, self.backend
+        done: List[int] = result["steps_done"]
+        if req.action == "drain":
+            backend.set_weight(0)
+            done.append(0)
+            if req.grace:
+                writer.note(f"{backend.describe(0)}; waiting {req.grace}s for open connections to finish")
+                self.pause(req.grace)
+            return backend.describe(0)
+        for weight in plan.steps:
+            at = step_label(weight, req.steps)
+            writer.note(f"setting {at}")
+            backend.set_weight(weight)
+            done.append(weight)
+            result["after"] = dict(result["after"], weight=weight)
+            last = weight == plan.steps[-1]
+            if req.pause_seconds and (req.check or not last):
+                writer.note(f"{at}, pausing {req.pause_seconds}s" + (" before the check" if req.check else ""))
+                self.pause(req.pause_seconds)
+            if req.check:
+                writer.note(f"{at}, checking: {req.check.summary}")
+                reason = self._check(writer.phase["metadata"]["name"], len(done), lifecycle)
+                if reason:
+                    raise TrafficFailed(self._back_to_zero(f"check failed at {at}: {reason}", result),
+                                        "CheckFailed")
+        return f"{backend.describe(plan.steps[-1])} after {len(done)} step(s)"
+
+    def _back_to_zero(self, message: str, result: Dict[str, Any]) -> str:
+        try:
+            self.backend.set_weight(0)
+        except PhaseError as exc:
+            return f"{message}; setting the weight back to 0% failed too: {exc}"
+        result["after"] = dict(result["after"], weight=0)
+        return f"{message}; weight set back to 0%"
+
+    def _check(self, parent: str, step: int, lifecycle: Lifecycle) -> Optional[str]:
+        """None when the check passes, else why it did not."""
+        check = self.req.check
+        if check is None:
+            return None
+        if check.test is None:
+            return http_check(check.url or "", check.expect_status, check.timeout or URL_CHECK_TIMEOUT)
+        test = dataclasses.replace(check.test, name=check_phase_name(self.req.release, parent, step),
+                                   timeout=check.timeout or check.test.timeout or TEST_PHASE_TIMEOUT)
+        runner = None
+        try:
+            runner = PhaseRunner(self.dyn, test, parent=parent)
+            runner.absent()  # an earlier run of this traffic Phase left it
+            runner.present()
+            return None
+        except PhaseError as exc:
+            return str(exc)
+        finally:
+            if runner is not None:
+                for secret in runner.redactor.secrets:
+                    self.redactor.add(secret)
+            if self.writer is not None:
+                lifecycle.phase_started(self.writer.phase)  # the traffic Phase is the current one again
+
+    # -- check mode, and Phase objects ------------------------------------------------
+    def _dry_run(self, body: Dict[str, Any], plan: Plan, result: Dict[str, Any]) -> Dict[str, Any]:
+        try:
+            self.phases.create(body=body, namespace=self.req.namespace, dry_run="All")
+        except DynamicApiError as exc:
+            if exc.status != 409:
+                raise api_error(exc, "create", "phases", self.req.namespace) from exc
+        if self.req.backend == "service_selector":
+            self.backend.apply(plan.after["selector"], dry_run=True)
+        else:
+            self.backend.set_weight(plan.steps[-1], dry_run=True)
+        result.update(changed=True, steps_done=[],
+                      phase={"name": body["metadata"]["name"], "namespace": self.req.namespace,
+                             "type": self.req.phase_type, "state": "Pending",
+                             "spec_hash": body["metadata"]["labels"][LABEL_SPEC_HASH]})
+        return result
+
+    def _create(self, body: Dict[str, Any]) -> Dict[str, Any]:
+        try:
+            return self.phases.create(body=body, namespace=self.req.namespace).to_dict()
+        except DynamicApiError as exc:
+            raise api_error(exc, "create", "phases", self.req.namespace) from exc
+
+    def _refuse_concurrent(self, name: str) -> None:
+        """One phase at a time per service, traffic phases included."""
+        try:
+            items = self.phases.get(namespace=self.req.namespace,
+                                    label_selector=f"{LABEL_SERVICE}={self.req.service}").to_dict()
+        except NotFoundError:
+            return
+        except DynamicApiError as exc:
+            raise api_error(exc, "list", "phases", self.req.namespace) from exc
+        for other in items.get("items") or []:
+            if other["metadata"]["name"] != name and (other.get("status") or {}).get("state") == RUNNING:
+                raise PhaseError(
+                    f"Phase {other['metadata']['name']} ({other['spec']['type']}) is Running for "
+                    f"{self.req.service}; wait for it to end, or delete it, before moving its traffic")

@@ -1,0 +1,191 @@
+#!/usr/bin/python
+# Copyright: lcm.openstack contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+DOCUMENTATION = r"""
+module: service_lifecycle
+short_description: Keep the ServiceLifecycle record of an OpenStack service
+version_added: 0.1.0
+author:
+  - lcm.openstack developers (@lcm-openstack)
+description:
+  - Creates the C(ServiceLifecycle) record of a service, sets the services it
+    depends on, sets its state, and starts or ends the record of a flow
+    (greenfield, update, rollback, remove).
+  - The phase modules update the record as each phase starts and ends; this
+    module sets what only a flow knows, such as C(Removed) after a failed
+    greenfield or C(Failed) when a rollback could not restore the service.
+  - Starting a flow that is still C(Running) with the same name and target
+    version (an earlier run was interrupted) continues its record.
+  - Returns C(report), the table of the flow's phases with their result and
+    duration, which the flow playbooks print at their end.
+  - Needs the CRDs that the C(lcm.openstack.crds) role installs.
+options:
+  service:
+    description: The OpenStack service; the record is named after it.
+    type: str
+    required: true
+  release:
+    description: The Helm release of the service. Defaults to O(service).
+    type: str
+  namespace:
+    description: The namespace of the service.
+    type: str
+    required: true
+  depends_on:
+    description:
+      - Services (in the same namespace) that must be C(Operational) before a
+        flow of this one starts. Left unchanged when not given.
+    type: list
+    elements: str
+  require_dependencies:
+    description: When a flow starts, fail if a service of O(depends_on) is not C(Operational).
+    type: bool
+    default: true
+  lifecycle_state:
+    description: Set the state of the service.
+    type: str
+    choices: [Planning, Installing, Testing, Operational, Draining, Upgrading, RollingBack, Removing, Removed, Failed]
+  message:
+    description: Why; recorded with the flow's end.
+    type: str
+  flow:
+    description: Start or end the record of a flow.
+    type: dict
+    suboptions:
+      name:
+        description: The flow.
+        type: str
+        required: true
+        choices: [greenfield, update, rollback, remove]
+      action:
+        description: Start the flow, or end it with O(flow.result).
+        type: str
+        required: true
+        choices: [start, end]
+      planned:
+        description: The phase types the flow plans to run, in order.
+        type: list
+        elements: str
+      target_version:
+        description: The version the flow moves the service to.
+        type: str
+      from_revision:
+        description:
+          - The Helm release revision the service ran when the flow started, for
+            an automatic rollback to return to. Kept when an interrupted flow is
+            continued.
+        type: int
+      result:
+        description: How the flow ended; required with O(flow.action=end).
+        type: str
+        choices: [Succeeded, Failed, RolledBack]
+extends_documentation_fragment:
+  - kubernetes.core.k8s_auth_options
+requirements:
+  - kubernetes >= 24.2.0
+notes:
+  - Supports check mode and diff mode.
+"""
+
+EXAMPLES = r"""
+- name: Start an update of glance, which needs keystone Operational
+  lcm.openstack.service_lifecycle:
+    service: glance
+    namespace: openstack
+    depends_on: [keystone]
+    flow:
+      name: update
+      action: start
+      planned: [trafficdrain, upgrade, test, trafficrollout]
+      target_version: "2025.2"
+
+- name: The update failed and was rolled back
+  lcm.openstack.service_lifecycle:
+    service: glance
+    namespace: openstack
+    lifecycle_state: Operational
+    message: rolled back to revision 3 because the test phase failed
+    flow:
+      name: update
+      action: end
+      result: RolledBack
+  register: glance_flow
+
+- name: Print the flow's summary
+  ansible.builtin.debug:
+    msg: "{{ glance_flow.report }}"
+"""
+
+RETURN = r"""
+lifecycle:
+  description: The record after the change.
+  returned: always
+  type: dict
+  contains:
+    state:
+      description: The service's state.
+      type: str
+      sample: Operational
+    current_version:
+      description: The version the service runs.
+      type: str
+      sample: "2025.2"
+    previous_version:
+      description: The version before it.
+      type: str
+      sample: "2025.1"
+    depends_on:
+      description: The services this one depends on.
+      type: list
+      elements: str
+    flow:
+      description: The flow record, with C(phases), one entry per Phase (phase, result, duration_seconds, name).
+      type: dict
+report:
+  description: The flow's phases as a table, for humans.
+  returned: always
+  type: str
+  sample: |-
+    keystone (openstack): update flow Succeeded, 2025.1 -> 2025.2; service Operational
+    PHASE           RESULT     DURATION  PHASE RESOURCE
+    trafficdrain    Succeeded  1s        keystone-trafficdrain-0a1b2c3d
+    upgrade         Succeeded  9s        keystone-upgrade-4e5f6a7b
+"""
+
+from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
+from ansible_collections.lcm.openstack.plugins.module_utils.runner import auth_argument_spec, run_service_lifecycle
+
+STATES = ["Planning", "Installing", "Testing", "Operational", "Draining", "Upgrading", "RollingBack",
+          "Removing", "Removed", "Failed"]
+
+
+def argument_spec():
+    spec = dict(
+        service=dict(type="str", required=True),
+        release=dict(type="str"),
+        namespace=dict(type="str", required=True),
+        depends_on=dict(type="list", elements="str"),
+        require_dependencies=dict(type="bool", default=True),
+        lifecycle_state=dict(type="str", choices=STATES),
+        message=dict(type="str"),
+        flow=dict(type="dict", options=dict(
+            name=dict(type="str", required=True, choices=["greenfield", "update", "rollback", "remove"]),
+            action=dict(type="str", required=True, choices=["start", "end"]),
+            planned=dict(type="list", elements="str"),
+            target_version=dict(type="str"),
+            from_revision=dict(type="int"),
+            result=dict(type="str", choices=["Succeeded", "Failed", "RolledBack"]),
+        )),
+    )
+    spec.update(auth_argument_spec())
+    return spec
+
+
+def main():
+    module = AnsibleK8SModule(argument_spec=argument_spec(), supports_check_mode=True)
+    run_service_lifecycle(module)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,342 @@
+#!/usr/bin/python
+# Copyright: lcm.openstack contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+DOCUMENTATION = r"""
+module: traffic
+short_description: Drain an OpenStack service's traffic, or roll it out, without a traffic controller
+version_added: 0.1.0
+author:
+  - lcm.openstack developers (@lcm-openstack)
+description:
+  - Moves a service's traffic with one of three backends, and records each drain
+    and rollout that changes something as a C(Phase) of type C(trafficdrain) or
+    C(trafficrollout), so it shows in the Phase history and the service's
+    C(ServiceLifecycle) record. A successful rollout leaves the service C(Operational).
+  - V(service_selector) (blue/green) sets one key of a Service's selector, O(selector_label),
+    to the track whose pods get the traffic, with server-side apply under the field
+    manager C(lcm.openstack-traffic). It then waits, by watch, until the Service's
+    EndpointSlices agree. A rollout waits until every ready endpoint is a pod of
+    O(track), with at least O(min_ready) of them; if that does not happen within
+    O(timeout), the previous selector is put back. A drain waits until none of the
+    pods listed before is listed any more.
+  - V(ingress_canary) keeps an nginx canary Ingress, C(<ingress>-canary), with the rules of
+    O(ingress) pointed at O(canary_service) and the C(canary-weight) annotation. It
+    belongs to no Phase, so it outlives them.
+  - V(openshift_route) sets the weights of a Route's C(spec.to) (100 - N) and of
+    O(canary_service) in C(spec.alternateBackends) (N).
+  - With the weight backends a rollout steps through O(steps). After each step it
+    pauses O(pause_seconds) and runs O(check). A failed check sets the weight back to 0,
+    marks the Phase Failed and fails the task with the check's reason. A drain sets the
+    weight to 0, then waits O(drain_grace_seconds).
+  - Traffic that is already where the task asks for (the selector set and the
+    EndpointSlices agreeing, or the weight at its final value) is C(changed=false),
+    and no Phase is created.
+  - Needs the CRDs that the C(lcm.openstack.crds) role installs.
+options:
+  action:
+    description: V(rollout) sends the traffic to the new track or canary; V(drain) takes it away.
+    type: str
+    choices: [drain, rollout]
+    required: true
+  service:
+    description: The OpenStack service, for example C(keystone).
+    type: str
+    required: true
+  release:
+    description: The Helm release of the service. Defaults to O(service).
+    type: str
+  namespace:
+    description: The namespace of the Phase and of the objects whose traffic moves.
+    type: str
+    required: true
+  target_version:
+    description: The version of the service that gets the traffic, recorded in the Phase.
+    type: str
+  backend:
+    description: How the traffic is moved.
+    type: str
+    choices: [service_selector, ingress_canary, openshift_route]
+    default: service_selector
+  selector_service:
+    description: The Kubernetes Service whose selector moves. Required with O(backend=service_selector).
+    type: str
+  selector_label:
+    description: The key of the Service's selector that picks the track.
+    type: str
+    default: track
+  track:
+    description:
+      - The value of O(selector_label) on the pods that get the traffic (rollout, required)
+        or that lose it (drain). A drain of a track the Service does not select changes nothing.
+    type: str
+  fallback_track:
+    description:
+      - Where a drain sends the traffic. Unset, the selector gets the value C(lcm-drained),
+        which no pod carries, and the Service has no endpoints.
+    type: str
+  min_ready:
+    description: Ready endpoints of O(track) a rollout waits for.
+    type: int
+    default: 1
+  ingress:
+    description: The primary Ingress. Required with O(backend=ingress_canary).
+    type: str
+  route:
+    description: The Route. Required with O(backend=openshift_route).
+    type: str
+  canary_service:
+    description:
+      - The Service that the canary weight goes to. Required to roll out with the weight
+        backends. A drain without it drains the live canary (all alternate backends of a Route).
+    type: str
+  canary_port:
+    description:
+      - The canary Service's port, by number or name, in the canary Ingress. Defaults to
+        the port of each of the primary's paths.
+    type: raw
+  steps:
+    description: The canary weights, in percent, that a rollout steps through, increasing.
+    type: list
+    elements: int
+    default: [10, 50, 100]
+  pause_seconds:
+    description: Seconds to pause after each weight step, before its check.
+    type: int
+    default: 0
+  check:
+    description:
+      - What is checked after each weight step; a failure sets the weight back to 0.
+      - Either O(check.url), or O(check.test_phase) with O(check.source).
+    type: dict
+    suboptions:
+      url:
+        description: An http or https URL to GET.
+        type: str
+      expect_status:
+        description: The HTTP status the GET must answer.
+        type: int
+        default: 200
+      timeout:
+        description: Seconds the GET (default 10) or the test Phase (default 600) may take.
+        type: int
+      test_phase:
+        description: Run a test Phase from O(check.source), as M(lcm.openstack.phase) with C(type=test) does.
+        type: bool
+        default: false
+      source:
+        description: Where the test phase's objects come from; as the C(source) option of M(lcm.openstack.phase).
+        type: dict
+        suboptions:
+          chart:
+            description: A chart directory or archive, C(repo/chart), or an C(oci://) reference.
+            type: str
+          chart_version:
+            description: The chart version, for repository and OCI charts.
+            type: str
+          values:
+            description: Chart values. Strings under keys that look like credentials are masked.
+            type: dict
+          values_files:
+            description: Values files, applied before O(check.source.values).
+            type: list
+            elements: path
+            default: []
+          selection:
+            description: How to choose the chart's objects (see M(lcm.openstack.phase)).
+            type: str
+            choices: [templates, stage, annotation, manifests]
+          templates:
+            description: Template paths in the chart (globs allowed).
+            type: list
+            elements: str
+          stage_value:
+            description: The value, as a dotted path, that the chart is rendered with, set to C(test).
+            type: str
+            default: lifecycle.phase
+          manifests:
+            description: Plain manifests, as objects or as paths of YAML files.
+            type: list
+            elements: raw
+  timeout:
+    description: Seconds the V(service_selector) backend waits for the EndpointSlices.
+    type: int
+    default: 300
+  drain_grace_seconds:
+    description:
+      - Seconds a drain waits, once the traffic is gone, for open connections to finish.
+        Defaults to 0 for V(service_selector) and to 30 for the weight backends, which
+        have no endpoints to observe.
+    type: int
+extends_documentation_fragment:
+  - kubernetes.core.k8s_auth_options
+requirements:
+  - kubernetes >= 24.2.0
+  - PyYAML >= 3.11
+notes:
+  - Check mode reads the live state, validates the change and the Phase with a
+    server-side dry run, and reports what would change; diff mode shows the selector
+    or the weight before and after.
+  - C(spec.selector) of a Service is an atomic map, so the whole selector is applied
+    and the field manager C(lcm.openstack-traffic) owns all of it. A Helm 3 upgrade
+    keeps the change when the chart does not render O(selector_label) in the selector
+    (and puts the chart's value back when it does). A Helm 4 upgrade with server-side
+    apply (Helm 4's default for releases it installed) fails with a conflict on
+    C(.spec.selector); C(--server-side=false) keeps the change,
+    C(--force-conflicts) puts the chart's selector back.
+  - The weights of a Route are relative; with other alternate backends than
+    O(canary_service), the percentages are of their sum.
+"""
+
+EXAMPLES = r"""
+- name: Send keystone's traffic to the pods of the new release (blue/green)
+  lcm.openstack.traffic:
+    action: rollout
+    service: keystone
+    namespace: openstack
+    target_version: "2025.2"
+    selector_service: keystone-api
+    track: "2025.2"
+    min_ready: 2
+
+- name: Take the traffic away before the database upgrade
+  lcm.openstack.traffic:
+    action: drain
+    service: keystone
+    namespace: openstack
+    selector_service: keystone-api
+    track: "2025.1"
+
+- name: Canary through nginx, checking the API after each step
+  lcm.openstack.traffic:
+    action: rollout
+    service: keystone
+    namespace: openstack
+    backend: ingress_canary
+    ingress: keystone
+    canary_service: keystone-api-canary
+    steps: [10, 50, 100]
+    pause_seconds: 60
+    check:
+      url: https://keystone.example.com/v3
+      expect_status: 200
+
+- name: Canary on an OpenShift Route, running the chart's tests after each step
+  lcm.openstack.traffic:
+    action: rollout
+    service: glance
+    namespace: openstack
+    backend: openshift_route
+    route: glance
+    canary_service: glance-api-canary
+    check:
+      test_phase: true
+      source:
+        chart: /srv/charts/glance
+"""
+
+RETURN = r"""
+phase:
+  description:
+    - The Phase that recorded the run, as it ended (in check mode, as it would start).
+    - C(null) when nothing had to change.
+  returned: always
+  type: dict
+  sample:
+    name: keystone-trafficrollout-3f2a1c0d
+    type: trafficrollout
+    state: Succeeded
+    message: "Service keystone-api selects track=2025.2: 2 ready endpoint(s)"
+backend:
+  description: The backend used.
+  returned: always
+  type: str
+  sample: service_selector
+before:
+  description: The selector (V(service_selector)) or the canary weight and Service, as found.
+  returned: always
+  type: dict
+  sample: {selector: {application: keystone, track: "2025.1"}}
+after:
+  description: The selector or the weight as the run left it (or, in check mode, would leave it).
+  returned: always
+  type: dict
+  sample: {selector: {application: keystone, track: "2025.2"}}
+endpoints:
+  description: The Service's endpoints as the EndpointSlices list them at the end, with each pod's track.
+  returned: backend=service_selector
+  type: list
+  elements: dict
+  sample:
+    - {pod: keystone-api-green-7d9f-abcde, ready: true, track: "2025.2"}
+steps_done:
+  description: The weights set, in order (V(0) for a drain).
+  returned: always
+  type: list
+  elements: int
+  sample: [10, 50, 100]
+message:
+  description: One line on where the traffic is.
+  returned: always
+  type: str
+  sample: Ingress keystone-canary sends 100% to Service keystone-api-canary after 3 step(s)
+"""
+
+from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
+from ansible_collections.lcm.openstack.plugins.module_utils.runner import auth_argument_spec, run_traffic
+
+
+def argument_spec():
+    spec = dict(
+        action=dict(type="str", required=True, choices=["drain", "rollout"]),
+        service=dict(type="str", required=True),
+        release=dict(type="str"),
+        namespace=dict(type="str", required=True),
+        target_version=dict(type="str"),
+        backend=dict(type="str", default="service_selector",
+                     choices=["service_selector", "ingress_canary", "openshift_route"]),
+        selector_service=dict(type="str"),
+        selector_label=dict(type="str", default="track"),
+        track=dict(type="str"),
+        fallback_track=dict(type="str"),
+        min_ready=dict(type="int", default=1),
+        ingress=dict(type="str"),
+        route=dict(type="str"),
+        canary_service=dict(type="str"),
+        canary_port=dict(type="raw"),
+        steps=dict(type="list", elements="int", default=[10, 50, 100]),
+        pause_seconds=dict(type="int", default=0),
+        check=dict(type="dict", options=dict(
+            url=dict(type="str"),
+            expect_status=dict(type="int", default=200),
+            timeout=dict(type="int"),
+            test_phase=dict(type="bool", default=False),
+            source=dict(type="dict", options=dict(
+                chart=dict(type="str"),
+                chart_version=dict(type="str"),
+                values=dict(type="dict"),
+                values_files=dict(type="list", elements="path", default=[]),
+                selection=dict(type="str", choices=["templates", "stage", "annotation", "manifests"]),
+                templates=dict(type="list", elements="str"),
+                stage_value=dict(type="str", default="lifecycle.phase"),
+                manifests=dict(type="list", elements="raw"),
+            )),
+        ), mutually_exclusive=[("url", "source")]),
+        timeout=dict(type="int", default=300),
+        drain_grace_seconds=dict(type="int"),
+    )
+    spec.update(auth_argument_spec())
+    return spec
+
+
+def main():
+    module = AnsibleK8SModule(
+        argument_spec=argument_spec(), supports_check_mode=True,
+        required_if=[("backend", "service_selector", ["selector_service"]),
+                     ("backend", "ingress_canary", ["ingress"]),
+                     ("backend", "openshift_route", ["route"])])
+    run_traffic(module)
+
+
+if __name__ == "__main__":
+    main()

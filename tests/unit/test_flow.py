@@ -1,0 +1,95 @@
+"""The flow record on a ServiceLifecycle: start, resume, end, and its summary."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ansible_collections.lcm.openstack.plugins.module_utils import flow
+from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseError
+
+FIXTURES = Path(__file__).parent / "fixtures" / "flow"
+
+
+def _record() -> dict:
+    return yaml.safe_load((FIXTURES / "update_rolled_back.yaml").read_text())
+
+
+def _req(**kw) -> flow.LifecycleRequest:
+    base = dict(service="keystone", release="keystone", namespace="openstack", flow="update",
+                flow_action="start", planned=["trafficdrain", "upgrade", "test", "trafficrollout"],
+                target_version="2025.3", from_revision=4)
+    base.update(kw)
+    return flow.LifecycleRequest(**base)
+
+
+def test_the_report_is_one_row_per_phase_of_the_flow_in_order() -> None:
+    assert flow.report(_record()) == (FIXTURES / "update_rolled_back.report").read_text().rstrip("\n")
+
+
+def test_rows_join_the_flow_phases_with_the_history() -> None:
+    rows = flow.rows(_record())
+    assert [(r["phase"], r["result"]) for r in rows][2:4] == [("test", "Failed"), ("rollback", "Succeeded")]
+    assert rows[3]["duration_seconds"] == 64
+    assert "keystone-install-a1627a62" not in [r["name"] for r in rows]  # history outside the flow
+
+
+def test_a_new_flow_starts_from_the_current_version() -> None:
+    status = _record()["status"]
+    flow.start(status, _req(), "2026-11-22T05:00:00Z")
+    new = status["flow"]
+    assert (new["name"], new["state"], new["fromVersion"], new["targetVersion"], new["fromRevision"]) == (
+        "update", "Running", "2025.1", "2025.3", 4)
+    assert new["phases"] == [] and new["startedAt"] == "2026-11-22T05:00:00Z"
+
+
+def test_an_interrupted_flow_is_continued_not_restarted() -> None:
+    status = _record()["status"]
+    flow.start(status, _req(), "2026-11-22T05:00:00Z")
+    status["flow"]["phases"].append("keystone-trafficdrain-aaaa")
+    before = copy.deepcopy(status["flow"])
+    flow.start(status, _req(from_revision=5), "2026-11-22T05:09:00Z")  # the re-run
+    assert status["flow"] == before  # same start, same phases, same revision to return to
+
+
+@pytest.mark.parametrize("change", [{"target_version": "2025.4"}, {"flow": "rollback"}])
+def test_another_flow_or_target_starts_a_new_record(change: dict) -> None:
+    status = _record()["status"]
+    flow.start(status, _req(), "2026-11-22T05:00:00Z")
+    flow.start(status, _req(**change), "2026-11-22T05:09:00Z")
+    assert status["flow"]["startedAt"] == "2026-11-22T05:09:00Z"
+
+
+def test_ending_a_flow_that_was_not_started_is_an_error_outside_check_mode() -> None:
+    status = _record()["status"]
+    req = _req(flow="remove", flow_action="end", result="Succeeded")
+    with pytest.raises(PhaseError, match="no remove flow was started"):
+        flow.end(status, req, "2026-11-22T05:00:00Z")
+    flow.end(status, req, "2026-11-22T05:00:00Z", strict=False)
+    assert status["flow"]["name"] == "update"
+
+
+def test_ending_records_the_result_and_message() -> None:
+    status = _record()["status"]
+    flow.start(status, _req(), "2026-11-22T05:00:00Z")
+    flow.end(status, _req(flow_action="end", result="Succeeded", message=""), "2026-11-22T05:10:00Z")
+    assert (status["flow"]["state"], status["flow"]["completedAt"]) == ("Succeeded", "2026-11-22T05:10:00Z")
+
+
+@pytest.mark.parametrize("kw, error", [
+    ({"flow": "deploy"}, "flow.name must be one of"),
+    ({"flow_action": "end", "result": None}, "flow.result must be one of"),
+    ({"lifecycle_state": "Broken"}, "lifecycle_state must be one of"),
+])
+def test_bad_requests_name_the_fix(kw: dict, error: str) -> None:
+    with pytest.raises(PhaseError, match=error):
+        _req(**kw).validate()
+
+
+def test_summary_uses_snake_case_and_lists_the_flow_phases() -> None:
+    out = flow.summary(_record())
+    assert (out["state"], out["current_version"], out["previous_version"]) == ("Operational", "2025.1", "2025.2")
+    assert out["flow"]["from_revision"] == 2 and len(out["flow"]["phases"]) == 6
