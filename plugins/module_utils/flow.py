@@ -79,6 +79,8 @@ def end(status: Dict[str, Any], req: LifecycleRequest, at: str, strict: bool = T
     if flow.get("state") == req.result and flow.get("message", "") == (req.message or ""):
         return
     flow.update(state=req.result, completedAt=at, message=req.message or "")
+    if not flow.get("targetVersion") and status.get("currentVersion"):
+        flow["targetVersion"] = status["currentVersion"]  # a rollback learns it on the way
 
 
 def rows(record: Dict[str, Any]) -> List[Dict[str, Any]]:

@@ -139,13 +139,16 @@ def _pod(obj: Mapping[str, Any]) -> Readiness:
         return Readiness(CURRENT, "Succeeded")
     if phase == "Failed":
         status_reason = _get(obj, "status", "reason", default="")
-        parts = [_join(status_reason, _get(obj, "status", "message"))]
-        first_term = ""
+        status_message = _get(obj, "status", "message", default="")
+        exits, first_term = [], ""
         for label, cstatus in _statuses(obj):
             term = _get(cstatus, "state", "terminated")
             if term is not None and term.get("exitCode", 0) != 0:
                 first_term = first_term or term.get("reason") or "Error"
-                parts.append(_exit_line(label, cstatus, term))
+                exits.append(_exit_line(label, cstatus, term))
+        # The pod's message often repeats its container's termination message.
+        said = status_message and any(status_message in e for e in exits)
+        parts = [_join(status_reason, None if said else status_message)] + exits
         reason = status_reason or first_term or "Failed"
         return Readiness(FAILED, "; ".join(p for p in parts if p) or "Failed", reason)
     for _label, cstatus in _statuses(obj):

@@ -112,7 +112,7 @@ def run_service_lifecycle(module: Any) -> None:
     f = p.get("flow") or {}
     req = flow.LifecycleRequest(
         service=p["service"], release=p.get("release") or p["service"], namespace=p["namespace"],
-        depends_on=p.get("depends_on"), lifecycle_state=p.get("lifecycle_state"), message=p.get("message") or "",
+        depends_on=p.get("depends_on"), lifecycle_state=p.get("lifecycle_state"), message=p.get("reason") or "",
         flow=f.get("name"), flow_action=f.get("action"), planned=f.get("planned") or (),
         target_version=f.get("target_version") or "", from_revision=f.get("from_revision") or 0,
         result=f.get("result"),

@@ -46,8 +46,8 @@ options:
     description: Set the state of the service.
     type: str
     choices: [Planning, Installing, Testing, Operational, Draining, Upgrading, RollingBack, Removing, Removed, Failed]
-  message:
-    description: Why; recorded with the flow's end.
+  reason:
+    description: Why; recorded as the flow's message when it ends.
     type: str
   flow:
     description: Start or end the record of a flow.
@@ -105,7 +105,7 @@ EXAMPLES = r"""
     service: glance
     namespace: openstack
     lifecycle_state: Operational
-    message: rolled back to revision 3 because the test phase failed
+    reason: rolled back to revision 3 because the test phase failed
     flow:
       name: update
       action: end
@@ -168,7 +168,7 @@ def argument_spec():
         depends_on=dict(type="list", elements="str"),
         require_dependencies=dict(type="bool", default=True),
         lifecycle_state=dict(type="str", choices=STATES),
-        message=dict(type="str"),
+        reason=dict(type="str"),
         flow=dict(type="dict", options=dict(
             name=dict(type="str", required=True, choices=["greenfield", "update", "rollback", "remove"]),
             action=dict(type="str", required=True, choices=["start", "end"]),

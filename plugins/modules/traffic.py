@@ -111,7 +111,9 @@ options:
     type: dict
     suboptions:
       url:
-        description: An http or https URL to GET.
+        description:
+          - An http or https URL to GET, straight (no proxy); redirects are not followed.
+          - A password in the URL is masked in the Phase and in the output.
         type: str
       expect_status:
         description: The HTTP status the GET must answer.

@@ -125,7 +125,9 @@ def server() -> Iterator[str]:
 
 def test_http_check(server: str) -> None:
     assert http_check(f"{server}/ok", 200, 5) is None
-    assert http_check(f"{server}/moved", 200, 5) is None
+    # redirects are not followed: the probe checks what the service answers
+    assert http_check(f"{server}/moved", 302, 5) is None
+    assert http_check(f"{server}/moved", 200, 5) == f"GET {server}/moved returned 302, expected 200"
     assert http_check(f"{server}/broken", 200, 5) == f"GET {server}/broken returned 500, expected 200"
     assert http_check(f"{server}/broken", 500, 5) is None
     assert http_check(f"{server}/ok", 204, 5) == f"GET {server}/ok returned 200, expected 204"

@@ -75,7 +75,7 @@ class _Store:
             if name not in self.objects:
                 raise NotFoundError(ApiException(status=404, reason="Not Found"))
             return _Obj(self.objects[name])
-        key, _, value = (label_selector or "").partition("=")
+        key, _sep, value = (label_selector or "").partition("=")
         items = [o for o in self.objects.values() if not key or o["metadata"].get("labels", {}).get(key) == value]
         return _Obj({"metadata": {"resourceVersion": "1"}, "items": items})
 
