@@ -39,7 +39,7 @@ def task_results(runner: Any, event: str = "runner_on_ok") -> List[Dict[str, Any
 def test_greenfield_runs_through_ansible_runner(tmp_path: Path, kubeconfig: str, ns: str) -> None:
     runner = run_flow(tmp_path, kubeconfig, "greenfield.yml",
                       {"service": "keystone", "namespace": ns, "chart": CHART, "version": "2025.1",
-                       "timeout": 120})
+                       "phase_timeout": 120})
     assert (runner.status, runner.rc) == ("successful", 0), runner.stdout.read()[-3000:]
 
     # The events AWX stores: the stats say no host failed, and each phase's
@@ -64,7 +64,7 @@ def test_greenfield_runs_through_ansible_runner(tmp_path: Path, kubeconfig: str,
 
 def test_a_failing_greenfield_reports_its_reason_in_the_job(tmp_path: Path, kubeconfig: str, ns: str) -> None:
     runner = run_flow(tmp_path, kubeconfig, "greenfield.yml",
-                      {"service": "keystone", "namespace": ns, "chart": CHART, "version": "2025.1", "timeout": 120,
+                      {"service": "keystone", "namespace": ns, "chart": CHART, "version": "2025.1", "phase_timeout": 120,
                        # from an AWX survey textarea, values arrive as YAML text
                        "values": "simulate:\n  fail:\n    rally_test: identity tests failed\n"})
     assert (runner.status, runner.rc) == ("failed", 2)
