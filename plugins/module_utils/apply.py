@@ -16,10 +16,13 @@ from __future__ import annotations
 
 import copy
 import json
+import time
 from dataclasses import dataclass, field
 from typing import Any, Dict, Optional
 
-from ansible_collections.lcm.openstack.plugins.module_utils.compat import DynamicApiError, NotFoundError, ResourceNotFoundError
+from ansible_collections.lcm.openstack.plugins.module_utils.compat import (
+    ApiException, DynamicApiError, NotFoundError, ResourceNotFoundError,
+)
 from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseError, api_error
 from ansible_collections.lcm.openstack.plugins.module_utils.model import (
     API_VERSION, FIELD_MANAGER, IMMUTABLE_KINDS, PHASE_KIND,
@@ -198,24 +201,41 @@ class Applier:
 
 def delete_and_wait(dyn: Any, res: Any, name: str, namespace: str, propagation: str,
                     timeout: float, hint: str = "it may carry a finalizer") -> bool:
-    """Delete an object and watch, from the resourceVersion it had, until it is
-    gone. Foreground propagation returns only once its dependents are gone too.
-    Returns False when there was nothing to delete."""
+    """Delete an object and watch until it is gone. Foreground propagation
+    returns only once its dependents are gone too. Returns False when there was
+    nothing to delete.
+
+    The watch starts from the resourceVersion of a list, not from the object's
+    own: an object created long ago has a resourceVersion the apiserver may no
+    longer serve (410 Expired). A 410 during the wait lists again."""
+    selector = f"metadata.name={name}"
     try:
-        current = res.get(name=name, namespace=namespace).to_dict()
+        listed = res.get(namespace=namespace, field_selector=selector).to_dict()
+        if not listed.get("items"):
+            return False
         res.delete(name=name, namespace=namespace, body={"propagationPolicy": propagation})
     except NotFoundError:
         return False
     except DynamicApiError as exc:
         raise api_error(exc, "delete", res.name, namespace) from exc
-    for event in dyn.watch(res, namespace=namespace, field_selector=f"metadata.name={name}",
-                           resource_version=current["metadata"]["resourceVersion"], timeout=int(timeout)):
-        if event["type"] == "DELETED":
+    deadline = time.monotonic() + timeout
+    version = listed["metadata"]["resourceVersion"]
+    while time.monotonic() < deadline:
+        try:
+            for event in dyn.watch(res, namespace=namespace, field_selector=selector, resource_version=version,
+                                   timeout=max(1, int(deadline - time.monotonic()))):
+                if event["type"] == "DELETED":
+                    return True
+        except ApiException as exc:
+            if exc.status != 410:
+                raise api_error(exc, "watch", res.name, namespace) from exc
+        try:  # the watch ended or expired: where is it now?
+            listed = res.get(namespace=namespace, field_selector=selector).to_dict()
+        except DynamicApiError as exc:
+            raise api_error(exc, "list", res.name, namespace) from exc
+        if not listed.get("items"):
             return True
-    try:
-        res.get(name=name, namespace=namespace)
-    except NotFoundError:
-        return True
+        version = listed["metadata"]["resourceVersion"]
     raise PhaseError(f"{res.kind} {name} was not deleted within {timeout:.0f}s; {hint}")
 
 

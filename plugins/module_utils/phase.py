@@ -48,6 +48,7 @@ class PhaseRunner:
         self.env = os.environ if env is None else env
         self.redactor = Redactor()
         self.redactor.add_values(req.source.values or {})
+        self.warnings: List[str] = []
         self.phases = self._phase_resource()
 
     # -- entry points ------------------------------------------------------
@@ -141,6 +142,14 @@ class PhaseRunner:
                     out.append(r)
         return out
 
+    def _refresh_update_status(self) -> None:
+        """The UpdateStatus shows this phase as current while it runs."""
+        from ansible_collections.lcm.openstack.plugins.module_utils.update_status import refresh
+
+        warning = refresh(self.dyn)
+        if warning:
+            self.warnings.append(warning)
+
     def _values(self) -> Optional[Mapping[str, Any]]:
         """The values to render with: the deployed release's first, when asked."""
         src = self.req.source
@@ -165,6 +174,7 @@ class PhaseRunner:
         lifecycle.ensure()
         phase = writer.start()
         lifecycle.phase_started(phase)
+        self._refresh_update_status()
         applier = Applier(self.dyn, req.namespace)
         labels = {LABEL_PHASE: name, LABEL_SERVICE: req.service, LABEL_TYPE: req.type}
         owner = owner_reference(phase)
@@ -196,6 +206,11 @@ class PhaseRunner:
         except PhaseError as exc:
             writer.fail_with(exc)
             raise PhaseFailed(str(exc), changed=True, phase=summary(writer.phase),
+                              objects_applied=_actions(applied)) from exc
+        except Exception as exc:  # an API call or a bug: never leave the Phase Running behind
+            message = f"the phase stopped on an unexpected error: {type(exc).__name__}: {exc}"
+            writer.fail_with(PhaseError(message))
+            raise PhaseFailed(message, changed=True, phase=summary(writer.phase),
                               objects_applied=_actions(applied)) from exc
         finally:
             if (writer.phase.get("status") or {}).get("state") in (SUCCEEDED, FAILED):
