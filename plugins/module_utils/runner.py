@@ -82,6 +82,8 @@ def run_phase(module: Any) -> None:
         _forget_secrets(module, runner)
         module.fail_json(msg=str(exc), **exc.details)
     _forget_secrets(module, runner)
+    for warning in runner.warnings:
+        module.warn(warning)
     applied = result.pop("diffs", [])
     if module._diff and applied:
         result["diff"] = _diffs(applied)
@@ -125,6 +127,23 @@ def run_service_lifecycle(module: Any) -> None:
     if module._diff:
         result["diff"] = diff
     module.exit_json(**result)
+
+
+def run_update_status(module: Any) -> None:
+    """lcm.openstack.update_status: compute the UpdateStatus singleton, write it if it changed."""
+    from ansible_collections.lcm.openstack.plugins.module_utils.insights import Settings
+    from ansible_collections.lcm.openstack.plugins.module_utils.update_status import StatusKeeper
+
+    dyn = _client(module)
+    p = module.params
+    settings = Settings(pod_unready_minutes=p["pod_unready_minutes"], job_expected_seconds=p["job_expected_seconds"],
+                        stall_margin_seconds=p["stall_margin_seconds"])
+    try:
+        result = StatusKeeper(dyn, settings, module.check_mode).run(p["details"])
+    except PhaseError as exc:
+        module.fail_json(msg=str(exc))
+    module.exit_json(changed=result["changed"], update_status=result["status"], report=result["report"],
+                     report_lines=result["report"].splitlines())
 
 
 def helm_argument_spec() -> Dict[str, Any]:

@@ -17,9 +17,7 @@ weight back to 0.
 
 from __future__ import annotations
 
-import base64
 import dataclasses
-import http.client
 import time
 import urllib.parse
 from dataclasses import dataclass
@@ -40,6 +38,9 @@ from ansible_collections.lcm.openstack.plugins.module_utils.redact import Redact
 from ansible_collections.lcm.openstack.plugins.module_utils.spec import (
     PhaseRequest, Source, build_spec, digest, phase_body, spec_hash,
 )
+from ansible_collections.lcm.openstack.plugins.module_utils.traffic_check import (  # noqa: F401 (re-exported)
+    URL_CHECK_TIMEOUT, Check, http_check, masked_url,
+)
 from ansible_collections.lcm.openstack.plugins.module_utils.traffic_backends import ACTIONS, BACKENDS, Plan
 from ansible_collections.lcm.openstack.plugins.module_utils.traffic_selector import (
     SelectorBackend, endpoints_out,
@@ -47,35 +48,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils.traffic_selector imp
 from ansible_collections.lcm.openstack.plugins.module_utils.traffic_weights import IngressCanary, RouteWeights
 
 DEFAULT_GRACE = {"service_selector": 0, "ingress_canary": 30, "openshift_route": 30}
-URL_CHECK_TIMEOUT = 10
 TEST_PHASE_TIMEOUT = 600
-
-
-@dataclass
-class Check:
-    """What is checked after each weight step: an HTTP GET, or a test Phase."""
-
-    url: Optional[str] = None
-    expect_status: int = 200
-    timeout: Optional[int] = None
-    test: Optional[PhaseRequest] = None
-
-    def validate(self) -> None:
-        if (self.url is None) == (self.test is None):
-            raise PhaseError("check takes either url or test_phase: true with source, not both and not neither")
-        if self.url is not None and urllib.parse.urlsplit(self.url).scheme not in ("http", "https"):
-            raise PhaseError(f"check.url must be an http:// or https:// URL, not {self.url!r}")
-        if not 100 <= self.expect_status <= 599:
-            raise PhaseError(f"check.expect_status must be an HTTP status (100-599), not {self.expect_status}")
-        if self.test is not None:
-            self.test.validate()
-
-    @property
-    def summary(self) -> str:
-        if self.test is not None:
-            src = self.test.source
-            return f"test phase from {src.chart or f'{len(src.manifests or [])} manifest(s)'}"
-        return f"GET {masked_url(self.url or '')} expects {self.expect_status}"
 
 
 @dataclass
@@ -167,43 +140,15 @@ class TrafficFailed(PhaseError):
         self.reason = reason
 
 
+def refresh_update_status(dyn: Any) -> str:
+    # Imported here: update_status reads Phases through modules that import this one.
+    from ansible_collections.lcm.openstack.plugins.module_utils.update_status import refresh
+    return refresh(dyn)
+
+
 def backend_for(dyn: Any, req: TrafficRequest) -> Any:
     return {"service_selector": SelectorBackend, "ingress_canary": IngressCanary,
             "openshift_route": RouteWeights}[req.backend](dyn, req)
-
-
-def http_check(url: str, expect_status: int, timeout: float) -> Optional[str]:
-    """None when GET url answers expect_status, else why not.
-
-    http.client rather than Ansible's open_url: this file stays free of Ansible
-    imports, and the probe goes straight to the service (no proxy), with the
-    default certificate verification for https."""
-    parts = urllib.parse.urlsplit(url)
-    conn_class = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
-    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-    try:
-        conn = conn_class(parts.hostname or "", parts.port, timeout=timeout)
-        try:
-            headers = {"Host": parts.netloc.rsplit("@", 1)[-1]}
-            if parts.username is not None:
-                token = base64.b64encode(f"{parts.username}:{parts.password or ''}".encode()).decode()
-                headers["Authorization"] = f"Basic {token}"
-            conn.request("GET", path, headers=headers)
-            status = conn.getresponse().status
-        finally:
-            conn.close()
-    except (OSError, ValueError, http.client.HTTPException) as exc:
-        return f"GET {masked_url(url)} failed: {exc}"
-    return None if status == expect_status else f"GET {masked_url(url)} returned {status}, expected {expect_status}"
-
-
-def masked_url(url: str) -> str:
-    """The URL without the password it may carry: it is written to the Phase's spec."""
-    parts = urllib.parse.urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = f"{parts.username}:********@{parts.netloc.rsplit('@', 1)[1]}"
-    return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
 
 
 def step_label(weight: int, steps: Sequence[int]) -> str:
@@ -286,6 +231,9 @@ class TrafficRunner:
         lifecycle = Lifecycle(self.dyn, req.namespace, req.service, req.release)
         lifecycle.ensure()
         lifecycle.phase_started(writer.start())
+        warning = refresh_update_status(self.dyn)  # the UpdateStatus shows this phase as current
+        if warning:
+            result.setdefault("warnings", []).append(warning)
         result["changed"] = True
         try:
             if req.backend == "service_selector":
@@ -300,6 +248,9 @@ class TrafficRunner:
             raise PhaseFailed(writer.phase["status"]["message"], **self._failed(result, writer)) from exc
         except PhaseError as exc:
             writer.fail_with(exc)
+            raise PhaseFailed(writer.phase["status"]["message"], **self._failed(result, writer)) from exc
+        except Exception as exc:  # an API call or a bug: never leave the Phase Running behind
+            writer.fail_with(PhaseError(f"the phase stopped on an unexpected error: {type(exc).__name__}: {exc}"))
             raise PhaseFailed(writer.phase["status"]["message"], **self._failed(result, writer)) from exc
         finally:
             if (writer.phase.get("status") or {}).get("state") in (SUCCEEDED, FAILED):

@@ -9,7 +9,7 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import pytest
 from kubernetes.client.rest import ApiException
-from kubernetes.dynamic.exceptions import ConflictError, NotFoundError
+from kubernetes.dynamic.exceptions import ConflictError, NotFoundError, ResourceNotFoundError
 
 from ansible_collections.lcm.openstack.plugins.module_utils import traffic
 from ansible_collections.lcm.openstack.plugins.module_utils.endpoints import Endpoint, Settled
@@ -106,6 +106,8 @@ class _Resources:
         self.stores = stores
 
     def get(self, api_version: str, kind: str) -> _Store:
+        if kind not in self.stores:  # as a cluster without that CRD answers
+            raise ResourceNotFoundError(f"no {kind} in {api_version}")
         return self.stores[kind]
 
 

@@ -1,0 +1,132 @@
+#!/usr/bin/python
+# Copyright: lcm.openstack contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+DOCUMENTATION = r"""
+module: update_status
+short_description: Keep the UpdateStatus singleton and report how the updates go
+version_added: 0.1.0
+author:
+  - lcm.openstack developers (@lcm-openstack)
+description:
+  - Computes the status of every OpenStack service that has a C(ServiceLifecycle)
+    (its assessment, current phase, versions, completion, estimated completion and
+    phases) and insights derived from the cluster (pods not Ready or crash-looping,
+    Deployments not Available, failed or slow Jobs, failed or overdue Phases, Helm
+    releases stuck in C(pending-*), Operational services without endpoints, upgrades
+    without a database backup).
+  - Writes it to the cluster-scoped C(UpdateStatus) named C(cluster) with server-side
+    apply, only when something other than the time changed; an insight keeps its
+    C(startedAt) while it stays active and goes when it is no longer produced.
+  - Returns the status and RV(report), a text report in the manner of
+    C(oc adm upgrade status).
+  - Needs the CRDs that the C(lcm.openstack.crds) role installs. The singleton is
+    cluster-scoped, so the ClusterRole C(lcm-openstack-phase) needs a
+    ClusterRoleBinding for it.
+  - The estimate and the assessment rules are in C(docs/update-status.md).
+options:
+  details:
+    description:
+      - How much the report shows. V(none), the summary and the health table;
+        V(phases), a table of the phases too; V(health), each insight's description
+        and reference; V(all), both.
+    type: str
+    choices: [none, phases, health, all]
+    default: none
+  pod_unready_minutes:
+    description: Minutes a pod may stay not Ready before it is an insight.
+    type: int
+    default: 5
+  job_expected_seconds:
+    description:
+      - Seconds a Job is expected to run, unless its annotation
+        C(lifecycle.openstack.org/expected-duration) says otherwise; longer is an insight.
+    type: int
+    default: 600
+  stall_margin_seconds:
+    description: Seconds past its estimate after which a Progressing-Slow update is Stalled.
+    type: int
+    default: 600
+extends_documentation_fragment:
+  - kubernetes.core.k8s_auth_options
+requirements:
+  - kubernetes >= 24.2.0
+notes:
+  - Supports check mode (computes and reports, writes nothing). The status is the
+    module's only write; there is nothing to diff beyond RV(update_status).
+"""
+
+EXAMPLES = r"""
+- name: Refresh the update status and print the report
+  lcm.openstack.update_status:
+    details: all
+  register: status
+
+- name: Show it
+  ansible.builtin.debug:
+    msg: "{{ status.report_lines }}"
+
+- name: Fail when a service is Stalled
+  ansible.builtin.assert:
+    that: status.update_status.services | selectattr('assessment', 'equalto', 'Stalled') | list | length == 0
+"""
+
+RETURN = r"""
+update_status:
+  description: The status of the UpdateStatus singleton, as written (Kubernetes field names).
+  returned: always
+  type: dict
+  contains:
+    conditions:
+      description: The C(Updating) condition.
+      type: list
+      elements: dict
+    services:
+      description: One entry per ServiceLifecycle.
+      type: list
+      elements: dict
+      sample:
+        - name: keystone
+          namespace: openstack
+          assessment: Progressing
+          currentPhase: upgrade
+          versions: {previous: "2025.1", target: "2025.2"}
+          completion: 25
+    insights:
+      description: What is wrong, each with its scope, impact and remediation.
+      type: list
+      elements: dict
+report:
+  description: The report for humans.
+  returned: always
+  type: str
+  sample: No service is updating.
+report_lines:
+  description: RV(report), line by line, for C(ansible.builtin.debug).
+  returned: always
+  type: list
+  elements: str
+"""
+
+from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
+from ansible_collections.lcm.openstack.plugins.module_utils.runner import auth_argument_spec, run_update_status
+
+
+def argument_spec():
+    spec = dict(
+        details=dict(type="str", default="none", choices=["none", "phases", "health", "all"]),
+        pod_unready_minutes=dict(type="int", default=5),
+        job_expected_seconds=dict(type="int", default=600),
+        stall_margin_seconds=dict(type="int", default=600),
+    )
+    spec.update(auth_argument_spec())
+    return spec
+
+
+def main():
+    module = AnsibleK8SModule(argument_spec=argument_spec(), supports_check_mode=True)
+    run_update_status(module)
+
+
+if __name__ == "__main__":
+    main()
