@@ -38,9 +38,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils.redact import Redact
 from ansible_collections.lcm.openstack.plugins.module_utils.spec import (
     PhaseRequest, Source, build_spec, digest, phase_body, spec_hash,
 )
-from ansible_collections.lcm.openstack.plugins.module_utils.traffic_check import (  # noqa: F401 (re-exported)
-    URL_CHECK_TIMEOUT, Check, http_check, masked_url,
-)
+from ansible_collections.lcm.openstack.plugins.module_utils.traffic_check import URL_CHECK_TIMEOUT, Check, http_check
 from ansible_collections.lcm.openstack.plugins.module_utils.traffic_backends import ACTIONS, BACKENDS, Plan
 from ansible_collections.lcm.openstack.plugins.module_utils.traffic_selector import (
     SelectorBackend, endpoints_out,

@@ -58,7 +58,7 @@ def test_the_singleton_follows_an_update_and_explains_a_failure(dyn, kubeconfig,
                                            for s in (o.get("status") or {}).get("services") or []),
                              timeout=120)
     finally:
-        out, _ = running.communicate(timeout=300)
+        out = running.communicate(timeout=300)[0]
     now = entry(seen["status"], ns)
     assert now["assessment"] == "Progressing", now
     assert now["versions"] == {"previous": "2025.1", "target": "2025.2"}

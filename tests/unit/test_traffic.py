@@ -11,8 +11,9 @@ import pytest
 
 from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.spec import PhaseRequest, Source
+from ansible_collections.lcm.openstack.plugins.module_utils.traffic_check import Check, http_check, masked_url
 from ansible_collections.lcm.openstack.plugins.module_utils.traffic import (
-    Check, TrafficRequest, check_phase_name, http_check, masked_url, step_label,
+    TrafficRequest, check_phase_name, step_label,
 )
 
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
