@@ -25,7 +25,7 @@ def ns(crds, namespace) -> str:
 
 def flow(kubeconfig: str, playbook: str, ns: str, version: str, values: Optional[Dict[str, Any]] = None,
          wait: bool = True) -> Any:
-    env = dict(os.environ, KUBECONFIG=kubeconfig, K8S_AUTH_KUBECONFIG=kubeconfig, ANSIBLE_NOCOLOR="1",
+    env = dict(os.environ, KUBECONFIG=kubeconfig, K8S_AUTH_KUBECONFIG=kubeconfig, ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0",
                ANSIBLE_COLLECTIONS_PATH=str(ROOT / "build" / "collections"))
     extra = {"service": "keystone", "namespace": ns, "chart": CHART, "version": version, "phase_timeout": 120,
              "values": values or {}}
@@ -111,7 +111,7 @@ def test_check_mode_writes_nothing(dyn, kubeconfig, ns) -> None:
 
 
 def test_status_playbook_prints_the_report(kubeconfig, crds) -> None:
-    env = dict(os.environ, KUBECONFIG=kubeconfig, K8S_AUTH_KUBECONFIG=kubeconfig, ANSIBLE_NOCOLOR="1",
+    env = dict(os.environ, KUBECONFIG=kubeconfig, K8S_AUTH_KUBECONFIG=kubeconfig, ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0",
                ANSIBLE_COLLECTIONS_PATH=str(ROOT / "build" / "collections"))
     out = subprocess.run([str(BIN / "ansible-playbook"), "-i", str(ROOT / "examples" / "inventory.yml"),
                           str(ROOT / "playbooks" / "status.yml")], env=env, capture_output=True, text=True,
