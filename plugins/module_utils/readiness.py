@@ -155,6 +155,10 @@ def _pod(obj: Mapping[str, Any]) -> Readiness:
         reason = _get(cstatus, "state", "waiting", "reason")
         if reason in STALLED_WAITING:
             return Readiness(FAILED, explain_pod(obj), reason)
+    if _get(obj, "spec", "restartPolicy", default="Always") != "Always":
+        # A run-to-completion pod (a test pod) is done when it Succeeded, not
+        # when it is Ready: a rally pod is Ready while its tests still run.
+        return Readiness(IN_PROGRESS, explain_pod(obj) if phase != "Running" else "Running, not finished")
     if phase == "Running" and _true(obj, "Ready"):
         return Readiness(CURRENT, "Running, Ready")
     return Readiness(IN_PROGRESS, explain_pod(obj))

@@ -128,7 +128,9 @@ def _looks_remote(chart: str) -> bool:
 def new_backup_ref(req: PhaseRequest) -> str:
     """A name for the backup an upgrade takes: stable across a resumed run (the
     chart renders it into the backup job), different for each upgrade."""
-    seed = digest([req.namespace, req.release, req.target_version, req.release_revision])[:8]
+    # Not the release revision: a run interrupted after the Helm upgrade must
+    # render the same backup job, and find the same Phase, when resumed.
+    seed = digest([req.namespace, req.release, req.target_version, req.flow_id])[:8]
     version = "".join(c if c.isalnum() else "-" for c in str(req.target_version or "unversioned"))
     return f"{req.release}-{version}-{seed}".lower()
 

@@ -164,3 +164,14 @@ def test_assess_pod_in_progress_uses_explain_pod() -> None:
 def test_every_stalled_waiting_reason_fails_the_pod(reason: str) -> None:
     got = readiness.assess(_pod("Pending", containers=[_waiting("api", reason)]))
     assert (got.state, got.reason) == (readiness.FAILED, reason)
+
+
+@pytest.mark.parametrize("policy, state", [("Never", readiness.IN_PROGRESS), ("OnFailure", readiness.IN_PROGRESS),
+                                           ("Always", readiness.CURRENT)])
+def test_a_test_pod_is_done_when_it_succeeded_not_when_ready(policy: str, state: str) -> None:
+    """A rally pod is Ready while its tests run; only Succeeded ends the test phase."""
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "keystone-test"},
+           "spec": {"restartPolicy": policy},
+           "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}],
+                      "containerStatuses": [{"name": "test", "ready": True, "state": {"running": {}}}]}}
+    assert readiness.assess(pod).state == state

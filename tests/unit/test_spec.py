@@ -357,3 +357,14 @@ def test_a_restore_needs_the_backup_to_restore() -> None:
     with pytest.raises(PhaseError, match="rollback.restore_database needs rollback.backup_ref"):
         _req("rollback", blocks={"rollback": {"restore_database": True}}).validate()
     assert _req("rollback", blocks={"rollback": {"restore_database": True, "backup_ref": "b1"}}).backup_ref == "b1"
+
+
+def test_the_backup_name_survives_the_helm_upgrade_of_a_resumed_run() -> None:
+    """The revision moves when the Helm upgrade ran; the backup (and the Phase) must not."""
+    before = _req("upgrade", target_version="2025.2", release_revision=1, flow_id="update/t1",
+                  blocks={"upgrade": {"backup_database": True}})
+    after = _req("upgrade", target_version="2025.2", release_revision=2, flow_id="update/t1",
+                 blocks={"upgrade": {"backup_database": True}})
+    later = _req("upgrade", target_version="2025.2", release_revision=2, flow_id="update/t2",
+                 blocks={"upgrade": {"backup_database": True}})
+    assert before.backup_ref == after.backup_ref != later.backup_ref
