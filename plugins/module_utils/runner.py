@@ -21,6 +21,21 @@ def auth_argument_spec() -> Dict[str, Any]:
     return dict(AUTH_ARG_SPEC)
 
 
+def source_options() -> Dict[str, Any]:
+    """The suboptions of a phase's source (lcm.openstack.phase, and a traffic check's test phase)."""
+    return dict(
+        chart=dict(type="str"),
+        chart_version=dict(type="str"),
+        values=dict(type="dict"),
+        values_files=dict(type="list", elements="path", default=[]),
+        selection=dict(type="str", choices=["templates", "stage", "annotation", "manifests"]),
+        templates=dict(type="list", elements="str"),
+        stage_value=dict(type="str", default="lifecycle.phase"),
+        manifests=dict(type="list", elements="raw"),
+        values_from_release=dict(type="bool", default=False),
+    )
+
+
 def _client(module: Any) -> Any:
     try:
         return get_api_client(module=module).client

@@ -33,13 +33,6 @@ options:
     type: str
     choices: [install, test, upgrade, rollback, uninstall, trafficdrain, trafficrollout]
     required: true
-  service:
-    description: The OpenStack service, for example C(keystone).
-    type: str
-    required: true
-  release:
-    description: The Helm release of the service. Defaults to O(service).
-    type: str
   namespace:
     description: The namespace of the Phase and of every object it owns.
     type: str
@@ -204,6 +197,7 @@ options:
         description: Seconds to wait for old endpoints to go.
         type: int
 extends_documentation_fragment:
+  - lcm.openstack.service
   - kubernetes.core.k8s_auth_options
 requirements:
   - kubernetes >= 24.2.0
@@ -345,7 +339,7 @@ deleted:
 """
 
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
-from ansible_collections.lcm.openstack.plugins.module_utils.runner import auth_argument_spec, run_phase
+from ansible_collections.lcm.openstack.plugins.module_utils.runner import auth_argument_spec, run_phase, source_options
 
 PHASE_TYPES = ["install", "test", "upgrade", "rollback", "uninstall", "trafficdrain", "trafficrollout"]
 
@@ -359,17 +353,7 @@ def argument_spec():
         name=dict(type="str"),
         target_version=dict(type="str"),
         release_revision=dict(type="int"),
-        source=dict(type="dict", default={}, options=dict(
-            chart=dict(type="str"),
-            chart_version=dict(type="str"),
-            values=dict(type="dict"),
-            values_files=dict(type="list", elements="path", default=[]),
-            selection=dict(type="str", choices=["templates", "stage", "annotation", "manifests"]),
-            templates=dict(type="list", elements="str"),
-            stage_value=dict(type="str", default="lifecycle.phase"),
-            manifests=dict(type="list", elements="raw"),
-            values_from_release=dict(type="bool", default=False),
-        )),
+        source=dict(type="dict", default={}, options=source_options()),
         timeout=dict(type="int", default=600),
         wait=dict(type="bool", default=True),
         state=dict(type="str", default="present", choices=["present", "absent"]),

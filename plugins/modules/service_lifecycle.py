@@ -21,13 +21,6 @@ description:
     duration, which the flow playbooks print at their end.
   - Needs the CRDs that the C(lcm.openstack.crds) role installs.
 options:
-  service:
-    description: The OpenStack service; the record is named after it.
-    type: str
-    required: true
-  release:
-    description: The Helm release of the service. Defaults to O(service).
-    type: str
   namespace:
     description: The namespace of the service.
     type: str
@@ -81,6 +74,7 @@ options:
         type: str
         choices: [Succeeded, Failed, RolledBack]
 extends_documentation_fragment:
+  - lcm.openstack.service
   - kubernetes.core.k8s_auth_options
 requirements:
   - kubernetes >= 24.2.0

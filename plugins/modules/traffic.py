@@ -39,13 +39,6 @@ options:
     type: str
     choices: [drain, rollout]
     required: true
-  service:
-    description: The OpenStack service, for example C(keystone).
-    type: str
-    required: true
-  release:
-    description: The Helm release of the service. Defaults to O(service).
-    type: str
   namespace:
     description: The namespace of the Phase and of the objects whose traffic moves.
     type: str
@@ -160,6 +153,10 @@ options:
             description: Plain manifests, as objects or as paths of YAML files.
             type: list
             elements: raw
+          values_from_release:
+            description: Render with the deployed release's values under O(check.source.values).
+            type: bool
+            default: false
   timeout:
     description: Seconds the V(service_selector) backend waits for the EndpointSlices.
     type: int
@@ -171,6 +168,7 @@ options:
         have no endpoints to observe.
     type: int
 extends_documentation_fragment:
+  - lcm.openstack.service
   - kubernetes.core.k8s_auth_options
 requirements:
   - kubernetes >= 24.2.0
@@ -285,7 +283,7 @@ message:
 """
 
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
-from ansible_collections.lcm.openstack.plugins.module_utils.runner import auth_argument_spec, run_traffic
+from ansible_collections.lcm.openstack.plugins.module_utils.runner import auth_argument_spec, run_traffic, source_options
 
 
 def argument_spec():
@@ -313,16 +311,7 @@ def argument_spec():
             expect_status=dict(type="int", default=200),
             timeout=dict(type="int"),
             test_phase=dict(type="bool", default=False),
-            source=dict(type="dict", options=dict(
-                chart=dict(type="str"),
-                chart_version=dict(type="str"),
-                values=dict(type="dict"),
-                values_files=dict(type="list", elements="path", default=[]),
-                selection=dict(type="str", choices=["templates", "stage", "annotation", "manifests"]),
-                templates=dict(type="list", elements="str"),
-                stage_value=dict(type="str", default="lifecycle.phase"),
-                manifests=dict(type="list", elements="raw"),
-            )),
+            source=dict(type="dict", options=source_options()),
         ), mutually_exclusive=[("url", "source")]),
         timeout=dict(type="int", default=300),
         drain_grace_seconds=dict(type="int"),
