@@ -151,7 +151,7 @@ class Applier:
                 if ours:
                     result.after = result.before
                     return result  # a resumed phase: the run is under way already
-                self._delete(res, name)
+                self._delete(res, name, existing)
                 result.action = REPLACED
         if result.action == REPLACED and self.dry_run:
             # The live object's immutable fields would refuse a dry-run apply;
@@ -193,14 +193,22 @@ class Applier:
                                  f"{_reason(exc)}") from exc
             raise api_error(exc, "create", res.name, self.namespace) from exc
 
-    def _delete(self, res: Any, name: str) -> None:
-        """Delete and, unless in check mode, wait until the object is gone."""
-        if not self.dry_run:
-            delete_and_wait(self.dyn, res, name, self.namespace, "Background", 60)
+    def _delete(self, res: Any, name: str, existing: Dict[str, Any]) -> None:
+        """Delete and, unless in check mode, wait until the object is gone. A
+        pod that has finished has nothing to stop: it goes without a grace
+        period, so no late actor of the old pod's termination can meet the new
+        pod of the same name."""
+        if self.dry_run:
+            return
+        finished = existing.get("kind") == "Pod" and (existing.get("status") or {}).get("phase") in (
+            "Succeeded", "Failed")
+        delete_and_wait(self.dyn, res, name, self.namespace, "Background", 60,
+                        grace_seconds=0 if finished else None)
 
 
 def delete_and_wait(dyn: Any, res: Any, name: str, namespace: str, propagation: str,
-                    timeout: float, hint: str = "it may carry a finalizer") -> bool:
+                    timeout: float, hint: str = "it may carry a finalizer",
+                    grace_seconds: Optional[int] = None) -> bool:
     """Delete an object and watch until it is gone. Foreground propagation
     returns only once its dependents are gone too. Returns False when there was
     nothing to delete.
@@ -213,7 +221,10 @@ def delete_and_wait(dyn: Any, res: Any, name: str, namespace: str, propagation: 
         listed = res.get(namespace=namespace, field_selector=selector).to_dict()
         if not listed.get("items"):
             return False
-        res.delete(name=name, namespace=namespace, body={"propagationPolicy": propagation})
+        body: Dict[str, Any] = {"propagationPolicy": propagation}
+        if grace_seconds is not None:
+            body["gracePeriodSeconds"] = grace_seconds
+        res.delete(name=name, namespace=namespace, body=body)
     except NotFoundError:
         return False
     except DynamicApiError as exc:
