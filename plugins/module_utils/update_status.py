@@ -30,15 +30,16 @@ KIND = "UpdateStatus"
 NAME = "cluster"
 VOLATILE = ("observedAt",)
 
-# (api_version, kind, label selector) listed in each namespace with a service.
-NAMESPACED = {
-    "pods": ("v1", "Pod", None),
-    "deployments": ("apps/v1", "Deployment", None),
-    "jobs": ("batch/v1", "Job", None),
-    "services": ("v1", "Service", None),
-    "endpoint_slices": ("discovery.k8s.io/v1", "EndpointSlice", None),
-    "releases": ("v1", "Secret", "owner=helm"),
-}
+# (api_version, kind, label selector) listed in each namespace with a service;
+# Snapshot.from_objects keeps only the metadata of Helm's release Secrets.
+NAMESPACED = (
+    ("v1", "Pod", None),
+    ("apps/v1", "Deployment", None),
+    ("batch/v1", "Job", None),
+    ("v1", "Service", None),
+    ("discovery.k8s.io/v1", "EndpointSlice", None),
+    ("v1", "Secret", "owner=helm"),
+)
 
 
 class StatusKeeper:
@@ -64,13 +65,11 @@ class StatusKeeper:
     # -- reading -------------------------------------------------------------
     def snapshot(self, now: datetime) -> Snapshot:
         lifecycles = self._list(API_VERSION, LIFECYCLE_KIND)
-        phases = self._list(API_VERSION, PHASE_KIND)
-        found: Dict[str, List[Dict[str, Any]]] = {field: [] for field in NAMESPACED}
+        objects = lifecycles + self._list(API_VERSION, PHASE_KIND)
         for namespace in sorted({(s["metadata"].get("namespace") or "") for s in lifecycles}):
-            for field, (api_version, kind, selector) in NAMESPACED.items():
-                found[field] += self._list(api_version, kind, namespace, selector)
-        found["releases"] = [_metadata_only(s) for s in found["releases"]]
-        return Snapshot(lifecycles=lifecycles, phases=phases, now=now, **found)
+            for api_version, kind, selector in NAMESPACED:
+                objects += self._list(api_version, kind, namespace, selector)
+        return Snapshot.from_objects(objects, now)
 
     def _list(self, api_version: str, kind: str, namespace: Optional[str] = None,
               selector: Optional[str] = None) -> List[Dict[str, Any]]:
@@ -116,13 +115,6 @@ def refresh(dyn: Any) -> str:
             return ""
         return f"the UpdateStatus was not refreshed: {exc}"
     return ""
-
-
-def _metadata_only(secret: Dict[str, Any]) -> Dict[str, Any]:
-    """A Helm release record without its data: the release's values stay unread."""
-    meta = secret.get("metadata") or {}
-    return {"apiVersion": "v1", "kind": "Secret",
-            "metadata": {k: meta[k] for k in ("name", "namespace", "labels", "creationTimestamp") if k in meta}}
 
 
 def _comparable(status: Optional[Dict[str, Any]]) -> Dict[str, Any]:
