@@ -104,8 +104,13 @@ def report(record: Dict[str, Any]) -> str:
     table = [("PHASE", "RESULT", "DURATION", "PHASE RESOURCE")]
     table += [(r["phase"], r["result"], _duration(r["duration_seconds"]), r["name"]) for r in rows(record)]
     widths = [max(len(str(row[i])) for row in table) for i in range(4)]
-    lines = [f"{service} ({record['metadata'].get('namespace')}): {flow.get('name', 'no')} flow "
-             f"{flow.get('state', '')}, {_versions(flow)}; service {status.get('state', 'unknown')}"]
+    where = f"{service} ({record['metadata'].get('namespace')})"
+    state = status.get("state") or "unknown"
+    if not flow:
+        version = status.get("currentVersion")
+        return f"{where}: no flow recorded yet; service {state}{', version ' + version if version else ''}"
+    lines = [f"{where}: {flow.get('name')} flow {flow.get('state') or 'not ended'}, {_versions(flow)}; "
+             f"service {state}"]
     lines += ["  ".join(str(v).ljust(w) for v, w in zip(row, widths)).rstrip() for row in table]
     if len(table) == 1:
         lines.append("(no phase ran)")

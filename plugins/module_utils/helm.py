@@ -159,6 +159,10 @@ class Helm:
             args += ["--revision", str(revision)]
         return self.run(args).stdout
 
+    def get_hooks(self, release: str, namespace: str) -> str:
+        """The hooks of the release's last revision (they are not in its manifest)."""
+        return self.run(["get", "hooks", release, "--namespace", namespace]).stdout
+
     def template(self, release: str, chart: str, namespace: str, chart_version: Optional[str],
                  value_args: List[str], extra: Sequence[str] = ()) -> str:
         args = ["template", release, chart, "--namespace", namespace, *value_args, *extra]

@@ -11,19 +11,24 @@ release that is not `deployed`, makes an upgrade.
 Unless `helm_wait` (or `atomic`, whose rollback Helm ties to its own wait)
 is set, the objects of the release manifest are waited on by the phase
 engine's watcher, so a timeout names what is not ready and why.
+
+With `disable_jobs`, every `manifests.job_*` switch of the chart's default
+values is turned off for the release (chart_jobs.py): the phases run the jobs.
+A first install adopts the kept objects of an earlier install of the release,
+and an uninstall that hangs in its hooks is retried without them
+(release_keep.py, release_removal.py).
 """
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
-from ansible_collections.lcm.openstack.plugins.module_utils import diagnose
+from ansible_collections.lcm.openstack.plugins.module_utils import chart_jobs, diagnose, release_keep, release_removal
 from ansible_collections.lcm.openstack.plugins.module_utils.compat import yaml
 from ansible_collections.lcm.openstack.plugins.module_utils.helm import Helm, HelmError, merge_values
-from ansible_collections.lcm.openstack.plugins.module_utils.redact import MASK, mask_secret
+from ansible_collections.lcm.openstack.plugins.module_utils.redact import mask_secret
 from ansible_collections.lcm.openstack.plugins.module_utils.render import parse_manifest
 from ansible_collections.lcm.openstack.plugins.module_utils.waiter import Target, wait_for
 
@@ -51,6 +56,10 @@ class ReleaseRequest:
     keep_history: bool = False
     # Helm 4 only: apply on the server (True) or merge on the client (False).
     server_side: Optional[bool] = None
+    # Switch every manifests.job_* of the chart off for the release.
+    disable_jobs: bool = False
+    # On uninstall, delete the objects Helm keeps (helm.sh/resource-policy: keep).
+    purge_kept: bool = False
 
 
 def summary(name: str, namespace: str, history: List[Dict[str, Any]]) -> Dict[str, Any]:
@@ -75,6 +84,7 @@ class ReleaseManager:
         self.helm, self.req, self.dyn, self.check_mode = helm, req, dyn, check_mode
         self.helm.redactor.add_values(req.values)
         self.commands: List[str] = []
+        self.extra: Dict[str, Any] = {}
 
     # -- states ------------------------------------------------------------
     def present(self) -> Dict[str, Any]:
@@ -85,6 +95,10 @@ class ReleaseManager:
         if not req.chart:
             raise HelmError("chart is required for state=present")
         self._check_local_chart_version()
+        if req.disable_jobs:
+            switches = chart_jobs.job_switches(chart_jobs.chart_defaults(self.helm, req.chart, req.chart_version))
+            req.values = merge_values(req.values, chart_jobs.jobs_off(switches))
+            self.extra["disabled_jobs"] = switches
         with self.helm.values_args(req.values, req.values_files, req.set_values) as value_args:
             desired = self._template(value_args)
             self.helm.redactor.add_objects(o.obj for o in parse_manifest(desired))
@@ -93,28 +107,29 @@ class ReleaseManager:
             diff = self._diff(current, desired)
             if operation is None:
                 return self._result(False, "none", history, diff)
+            no_hooks = self._adopt_kept(value_args) if operation == "install" else False
             if self.check_mode:
                 return self._result(True, operation, history, diff)
-            self._upgrade(value_args, history)
+            self._upgrade(value_args, history, operation, no_hooks)
         history = self.helm.history(req.name, req.namespace)
         self._wait_for_release(history)
         return self._result(True, operation, history, diff)
 
     def absent(self) -> Dict[str, Any]:
+        req = self.req
         self.helm.check_version()
-        history = self.helm.history(self.req.name, self.req.namespace)
+        history = self.helm.history(req.name, req.namespace)
         if not history or history[-1].get("status") == "uninstalled":
             return self._result(False, "none", history)
         if not self.check_mode:
-            args = ["uninstall", self.req.name, "--namespace", self.req.namespace,
-                    "--timeout", f"{self.req.timeout}s"]
-            if self.req.keep_history:
-                args.append("--keep-history")
-            if self.req.wait:
-                args += self.helm.flag("wait")
-            self._run(args)
+            done = release_removal.uninstall(self.helm, req.name, req.namespace, req.timeout, req.keep_history,
+                                             req.wait, req.purge_kept, self.dyn, str(history[-1].get("status")))
+            self.commands += done.pop("commands")
+            self.extra.update({k: v for k, v in done.items() if k != "msg"})
+            if done["msg"]:
+                self.extra["msg"] = done["msg"]
         return self._result(True, "uninstall", history if self.check_mode else
-                            self.helm.history(self.req.name, self.req.namespace))
+                            self.helm.history(req.name, req.namespace))
 
     def rolledback(self) -> Dict[str, Any]:
         req = self.req
@@ -131,6 +146,7 @@ class ReleaseManager:
             result = self._result(False, "none", history)
             result["msg"] = (f"revision {current['revision']} is already a rollback to revision "
                              f"{_rollback_source(current)}; give revision to roll back further")
+            result["rolled_back_to"] = _rollback_source(current)
             return result
         target = req.revision or self._previous_deployed(history)
         revisions = [h["revision"] for h in history]
@@ -139,7 +155,7 @@ class ReleaseManager:
                             f"its history holds revisions {', '.join(map(str, revisions))}")
         if current.get("status") == "deployed" and (
                 current["revision"] == target or current.get("description") == f"Rollback to {target}"):
-            return self._result(False, "none", history)
+            return dict(self._result(False, "none", history), rolled_back_to=target)
         if not self.check_mode:
             args = ["rollback", req.name, str(target), "--namespace", req.namespace,
                     "--timeout", f"{req.timeout}s"]
@@ -225,10 +241,27 @@ class ReleaseManager:
                 merged = merge_values(merged, yaml.safe_load(handle) or {})
         return merge_values(merged, self.req.values or {})
 
-    def _upgrade(self, value_args: List[str], history: List[Dict[str, Any]]) -> None:
+    def _adopt_kept(self, value_args: List[str]) -> bool:
+        """Whether a first install must run without hooks to adopt kept objects (release_keep.py)."""
+        if self.dyn is None:
+            return False
+        rendered = [r.obj for r in parse_manifest(self.helm.template(
+            self.req.name, self.req.chart, self.req.namespace, self.req.chart_version, value_args,
+            ["--skip-tests"]))]
+        candidates = [release_keep.ref(o) for o in rendered if release_keep.is_kept(o)]
+        no_hooks, adopted = release_keep.plan_install(
+            rendered, release_keep.existing(self.dyn, self.req.namespace, candidates))
+        if adopted:
+            self.extra["adopted"] = [str(r) for r in adopted]
+        return no_hooks
+
+    def _upgrade(self, value_args: List[str], history: List[Dict[str, Any]], operation: str,
+                 no_hooks: bool = False) -> None:
         req = self.req
         args = ["upgrade", req.name, req.chart, "--install", "--namespace", req.namespace,
                 "--timeout", f"{req.timeout}s", *value_args]
+        if no_hooks:
+            args.append("--no-hooks")
         if req.chart_version:
             args += ["--version", req.chart_version]
         if req.create_namespace:
@@ -249,7 +282,7 @@ class ReleaseManager:
         elif req.helm_wait:
             args += self.helm.flag("wait")
         try:
-            self._run(args)
+            self._run(args, what=f"helm {operation} of {req.name}")
         except HelmError as exc:
             after = self.helm.history(req.name, req.namespace)
             exc.details.update(status=summary(req.name, req.namespace, after),
@@ -337,21 +370,22 @@ class ReleaseManager:
                 f"operation runs on it, clear it with {fix}, then run again",
                 status=summary(self.req.name, self.req.namespace, history))
 
-    def _run(self, args: List[str]) -> None:
+    def _run(self, args: List[str], what: str = "") -> None:
         result = self.helm.run(args, check=False)
         self.commands.append(" ".join(result.command))
         if result.rc != 0:
-            raise self.helm.error(result)
+            raise self.helm.error(result, what)
 
     def _diff(self, before: str, after: str) -> Dict[str, str]:
         return {"before_header": f"{self.req.name} (deployed)", "after_header": f"{self.req.name} (rendered)",
-                "before": _masked_manifest(before), "after": _masked_manifest(after)}
+                "before": masked_manifest(before), "after": masked_manifest(after)}
 
     def _result(self, changed: bool, operation: str, history: List[Dict[str, Any]],
                 diff: Optional[Dict[str, str]] = None) -> Dict[str, Any]:
         out = {"changed": changed, "operation": operation,
                "status": summary(self.req.name, self.req.namespace, history),
-               "history": history_entries(history), "command": self.commands[-1] if self.commands else ""}
+               "history": history_entries(history), "command": self.commands[-1] if self.commands else "",
+               **self.extra}
         if diff is not None:
             out["_diff"] = diff
         return out
@@ -372,7 +406,7 @@ def _objects(manifest: str) -> Dict[str, Any]:
     return {f"{r.obj.get('apiVersion')}/{r.key}": r.obj for r in parse_manifest(manifest)}
 
 
-def _masked_manifest(manifest: str) -> str:
+def masked_manifest(manifest: str) -> str:
     objects = [mask_secret(r.obj) for r in parse_manifest(manifest)] if manifest else []
     return yaml.safe_dump_all(sorted(objects, key=lambda o: (o.get("kind", ""), o.get("metadata", {}).get("name", ""))),
                               sort_keys=True) if objects else ""
@@ -381,37 +415,3 @@ def _masked_manifest(manifest: str) -> str:
 def _normalise(values: Any) -> Any:
     """Values as Helm stores them: YAML round-trip, so 1 and 1.0, '' and None compare alike."""
     return yaml.safe_load(yaml.safe_dump(values or {})) or {}
-
-
-def release_info(helm: Helm, namespace: str, name: Optional[str] = None,
-                 all_values: bool = False) -> List[Dict[str, Any]]:
-    """Status, history, values and manifest of one release, or of every release
-    of the namespace. Values under credential keys and Secret data are masked."""
-    helm.check_version()
-    if name:
-        names = [name]
-    else:
-        listed = helm.run(["list", "--namespace", namespace, "--output", "json", "--max", "0"]
-                          + (["--all"] if helm.major == 3 else [])).stdout
-        names = sorted(r["name"] for r in (json.loads(listed or "[]") or []))
-    out = []
-    for release in names:
-        history = helm.history(release, namespace)
-        if not history:
-            continue
-        values = helm.get_values(release, namespace, all_values=all_values)
-        helm.redactor.add_values(values)
-        manifest = helm.get_manifest(release, namespace) if history[-1].get("status") != "uninstalled" else ""
-        helm.redactor.add_objects(r.obj for r in parse_manifest(manifest))
-        out.append({"status": summary(release, namespace, history), "history": history_entries(history),
-                    "values": helm.redactor.redact_deep(_masked_values(helm, values)),
-                    "manifest": helm.redactor.redact(_masked_manifest(manifest))})
-    return out
-
-
-def _masked_values(helm: Helm, values: Any, secret: bool = False) -> Any:
-    if isinstance(values, Mapping):
-        return {k: _masked_values(helm, v, secret or helm.redactor.is_secret_key(k)) for k, v in values.items()}
-    if isinstance(values, list):
-        return [_masked_values(helm, v, secret) for v in values]
-    return MASK if secret and values not in (None, "") and not isinstance(values, bool) else values

@@ -189,7 +189,8 @@ def _helm_release_request(params: Dict[str, Any]) -> Any:
         reset_values=params.get("reset_values", False), reuse_values=params.get("reuse_values", False),
         history_max=params.get("history_max"), description=params.get("description"),
         revision=params.get("revision"), keep_history=params.get("keep_history", False),
-        server_side=params.get("server_side"))
+        server_side=params.get("server_side"), disable_jobs=params.get("disable_jobs", False),
+        purge_kept=params.get("purge_kept", False))
 
 
 def _helm(module: Any) -> Tuple[Any, Any]:
@@ -230,8 +231,8 @@ def run_helm_release(module: Any) -> None:
 
     helm, redactor = _helm(module)
     state = module.params["state"]
-    needs_client = state in ("present", "rolledback", "tested")
-    dyn = _helm_kube_client(module) if needs_client else None
+    # absent too: it deletes the hooks a hung uninstall left, and kept objects on a purge.
+    dyn = _helm_kube_client(module)
     manager = ReleaseManager(helm, _helm_release_request(module.params), dyn, module.check_mode)
     actions = {"present": manager.present, "absent": manager.absent,
                "rolledback": manager.rolledback, "tested": manager.tested}
@@ -251,7 +252,7 @@ def run_helm_release(module: Any) -> None:
 
 def run_helm_release_info(module: Any) -> None:
     """lcm.openstack.helm_release_info: status, history, values and manifest of releases."""
-    from ansible_collections.lcm.openstack.plugins.module_utils.helm_release import release_info
+    from ansible_collections.lcm.openstack.plugins.module_utils.release_info import release_info
 
     helm, redactor = _helm(module)
     try:

@@ -24,6 +24,15 @@ description:
     or error messages.
   - A release stuck in C(pending-*) is reported with the command that clears it;
     it is not cleared silently.
+  - A first install finds the objects an earlier install of the release left behind
+    (C(helm.sh/resource-policy=keep)). Helm never adopts a hook, so when every install
+    hook of the chart is such a kept object, the release is installed without hooks
+    and the objects are adopted (RV(adopted)); a kept hook beside hooks that must still
+    run is an error that names both, before anything changes.
+  - An uninstall that stops in its delete hooks (a hook Job that never finishes holds
+    it until O(timeout), and Helm leaves the release C(uninstalling)), or that finds the
+    release C(uninstalling) from an earlier run, is retried with C(--no-hooks); the
+    hook Jobs it abandoned are deleted, and RV(hooks_skipped) and RV(msg) say so.
 options:
   name:
     description: The release name.
@@ -142,6 +151,25 @@ options:
     description: Keep the release history when uninstalling.
     type: bool
     default: false
+  disable_jobs:
+    description:
+      - Install or upgrade the release with every job of the chart switched off, so
+        that phases (M(lcm.openstack.phase)) run them. The switches are read from the
+        chart itself, C(helm show values): every key under C(manifests) whose name
+        starts with C(job_) (the openstack-helm convention) is set to V(false) over
+        O(values) and O(values_files).
+      - The keys switched off are returned as RV(disabled_jobs).
+    type: bool
+    default: false
+  purge_kept:
+    description:
+      - With O(state=absent), also delete the objects Helm keeps on uninstall
+        (annotated C(helm.sh/resource-policy=keep), such as openstack-helm's fernet and
+        credential key Secrets). Their data belongs to the service's database: purge
+        them when the database is dropped.
+      - Without it they stay (RV(kept)), and the next install of the release adopts them.
+    type: bool
+    default: false
 extends_documentation_fragment:
   - lcm.openstack.helm
   - kubernetes.core.helm_common_options
@@ -216,8 +244,8 @@ command:
   type: str
   sample: helm upgrade keystone /srv/charts/keystone --install --namespace openstack --timeout 300s --values /tmp/lcm-helm-x/values.yaml
 rolled_back_to:
-  description: The revision rolled back to.
-  returned: state=rolledback and changed
+  description: The revision the release was rolled back to; unchanged, the revision it already returned to.
+  returned: state=rolledback
   type: int
   sample: 1
 tests:
@@ -227,6 +255,37 @@ tests:
   elements: dict
   sample:
     - {name: keystone-test, phase: Succeeded, started_at: "2026-11-22T01:50:12Z", completed_at: "2026-11-22T01:50:14Z"}
+disabled_jobs:
+  description: The C(manifests) keys switched off with O(disable_jobs).
+  returned: state=present and disable_jobs
+  type: list
+  elements: str
+  sample: [job_bootstrap, job_credential_cleanup, job_credential_setup, job_db_drop, job_db_init, job_db_sync]
+adopted:
+  description: Kept objects of an earlier install that this install adopted (it ran without hooks).
+  returned: when a first install found them
+  type: list
+  elements: str
+  sample: [Secret/keystone-credential-keys, Secret/keystone-fernet-keys]
+kept:
+  description: Objects the uninstall left in place (C(helm.sh/resource-policy=keep)).
+  returned: state=absent and changed, without purge_kept
+  type: list
+  elements: str
+  sample: [Secret/keystone-credential-keys, Secret/keystone-fernet-keys]
+purged:
+  description: Kept objects deleted with O(purge_kept).
+  returned: state=absent and changed
+  type: list
+  elements: str
+hooks_skipped:
+  description: The uninstall stopped in its delete hooks and was retried with C(--no-hooks).
+  returned: state=absent and changed
+  type: bool
+msg:
+  description: What happened that the other values do not say (an uninstall retried without hooks).
+  returned: sometimes
+  type: str
 stdout:
   description: Helm's standard output, on failure.
   returned: failure
@@ -269,6 +328,8 @@ def argument_spec():
         revision=dict(type="int"),
         keep_history=dict(type="bool", default=False),
         server_side=dict(type="bool"),
+        disable_jobs=dict(type="bool", default=False),
+        purge_kept=dict(type="bool", default=False),
     )
     return spec
 

@@ -93,3 +93,14 @@ def test_summary_uses_snake_case_and_lists_the_flow_phases() -> None:
     out = flow.summary(_record())
     assert (out["state"], out["current_version"], out["previous_version"]) == ("Operational", "2025.1", "2025.2")
     assert out["flow"]["from_revision"] == 2 and len(out["flow"]["phases"]) == 6
+
+
+@pytest.mark.parametrize("status, line", [
+    ({}, "keystone (openstack): no flow recorded yet; service unknown"),
+    ({"state": "Removed", "currentVersion": "2025.1"},
+     "keystone (openstack): no flow recorded yet; service Removed, version 2025.1"),
+])
+def test_a_record_without_a_flow_says_so(status: dict, line: str) -> None:
+    record = {"metadata": {"name": "keystone", "namespace": "openstack"}, "spec": {"service": "keystone"},
+              "status": status}
+    assert flow.report(record) == line

@@ -187,3 +187,36 @@ def test_helm_binary_resolution_names_both_settings(tmp_path: Path, monkeypatch:
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(HelmError, match="set the helm_binary option or the HELM_BIN environment variable"):
         helm_mod.find_helm(None, {})
+
+
+def test_an_unchanged_rollback_still_says_where_the_release_returned_to(tmp_path: Path) -> None:
+    history = [dict(HISTORY[0], status="superseded"), dict(HISTORY[1], status="superseded"),
+               {"revision": 3, "status": "deployed", "chart": "svc-0.1.0", "description": "Rollback to 1"}]
+    assert manager(tmp_path, history).rolledback()["rolled_back_to"] == 1
+    assert manager(tmp_path, history, revision=1).rolledback()["rolled_back_to"] == 1
+
+
+def failing_install_helm(tmp_path: Path) -> Path:
+    """A helm with no release, whose chart renders one job switch, and whose upgrade --install fails."""
+    script = fake_helm(tmp_path, "v3.22.0", [])
+    script.write_text(script.read_text().replace('elif args[:1] == ["rollback"]:', '''elif args[:2] == ["show", "values"]:
+    print("manifests:\\n  job_db_sync: true\\n  deployment_api: true\\n")
+elif args[:1] == ["upgrade"]:
+    print("Error: INSTALLATION FAILED: quota exceeded", file=sys.stderr)
+    sys.exit(1)
+elif args[:1] == ["rollback"]:'''))
+    return script
+
+
+def test_a_failed_first_install_is_called_an_install_and_jobs_are_switched_off(tmp_path: Path) -> None:
+    chart = tmp_path / "chart"
+    chart.mkdir()
+    cli = Helm(str(failing_install_helm(tmp_path)))
+    req = ReleaseRequest(name="svc", namespace="ns", chart=str(chart), values={"manifests": {"job_db_sync": True}},
+                         disable_jobs=True)
+    with pytest.raises(HelmError, match="^helm install of svc failed: INSTALLATION FAILED: quota exceeded"):
+        ReleaseManager(cli, req).present()
+    # The chart's own switch is off, over the values given.
+    assert req.values == {"manifests": {"job_db_sync": False}}
+    (upgrade,) = [c for c in calls(tmp_path) if c[0] == "upgrade"]
+    assert "--no-hooks" not in upgrade

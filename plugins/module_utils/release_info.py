@@ -1,0 +1,48 @@
+# Copyright: lcm.openstack contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What lcm.openstack.helm_release_info returns: status, history, values and
+manifest of releases, with values under credential keys and Secret data masked."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Dict, List, Mapping, Optional
+
+from ansible_collections.lcm.openstack.plugins.module_utils.helm import Helm
+from ansible_collections.lcm.openstack.plugins.module_utils.helm_release import history_entries, masked_manifest, summary
+from ansible_collections.lcm.openstack.plugins.module_utils.redact import MASK
+from ansible_collections.lcm.openstack.plugins.module_utils.render import parse_manifest
+
+
+def release_info(helm: Helm, namespace: str, name: Optional[str] = None,
+                 all_values: bool = False) -> List[Dict[str, Any]]:
+    """Status, history, values and manifest of one release, or of every release
+    of the namespace. Values under credential keys and Secret data are masked."""
+    helm.check_version()
+    if name:
+        names = [name]
+    else:
+        listed = helm.run(["list", "--namespace", namespace, "--output", "json", "--max", "0"]
+                          + (["--all"] if helm.major == 3 else [])).stdout
+        names = sorted(r["name"] for r in (json.loads(listed or "[]") or []))
+    out = []
+    for release in names:
+        history = helm.history(release, namespace)
+        if not history:
+            continue
+        values = helm.get_values(release, namespace, all_values=all_values)
+        helm.redactor.add_values(values)
+        manifest = helm.get_manifest(release, namespace) if history[-1].get("status") != "uninstalled" else ""
+        helm.redactor.add_objects(r.obj for r in parse_manifest(manifest))
+        out.append({"status": summary(release, namespace, history), "history": history_entries(history),
+                    "values": helm.redactor.redact_deep(_masked_values(helm, values)),
+                    "manifest": helm.redactor.redact(masked_manifest(manifest))})
+    return out
+
+
+def _masked_values(helm: Helm, values: Any, secret: bool = False) -> Any:
+    if isinstance(values, Mapping):
+        return {k: _masked_values(helm, v, secret or helm.redactor.is_secret_key(k)) for k, v in values.items()}
+    if isinstance(values, list):
+        return [_masked_values(helm, v, secret) for v in values]
+    return MASK if secret and values not in (None, "") and not isinstance(values, bool) else values
