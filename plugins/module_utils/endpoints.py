@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import queue
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional
 
 from ansible_collections.lcm.openstack.plugins.module_utils.compat import DynamicApiError, NotFoundError
@@ -36,9 +36,11 @@ class Endpoint:
     ready: bool
     track: Optional[str]  # the pod's value of the selector label
     found: bool = True  # False: the pod is gone, the slice not yet updated
+    labels: Mapping[str, str] = field(default_factory=dict, compare=False, hash=False)
 
-    def as_dict(self) -> Dict[str, Any]:
-        return {"pod": self.pod, "ready": self.ready, "track": self.track}
+    def as_dict(self, with_track: bool = True) -> Dict[str, Any]:
+        out = {"pod": self.pod, "ready": self.ready}
+        return dict(out, track=self.track) if with_track else out
 
     def why(self, label: str) -> str:
         if not self.found:
@@ -51,17 +53,30 @@ class Goal:
     """What the slices must list once the Service selects `label=value`.
 
     A rollout wants every ready endpoint on `value` and at least `min_ready`
-    of them; a drain wants the pods in `gone` no longer listed at all."""
+    of them; a drain wants the pods in `gone` no longer listed at all. With
+    `selector` (the gate mode) an endpoint is wanted when its pod's labels
+    match that selector, whatever its value of `label`."""
 
     label: str
-    value: str
+    value: Optional[str]
     min_ready: int = 0
     gone: FrozenSet[str] = frozenset()
     rollout: bool = False
+    selector: Optional[Mapping[str, str]] = None
+
+    def wants(self, endpoint: Endpoint) -> bool:
+        if self.selector is None:
+            return endpoint.track == self.value
+        return endpoint.found and all(endpoint.labels.get(k) == v for k, v in self.selector.items())
+
+    def why(self, endpoint: Endpoint) -> str:
+        if self.selector is None or not endpoint.found:
+            return endpoint.why(self.label)
+        return "not a pod of the release's selector"
 
 
-def endpoints_of(slices: Iterable[Mapping[str, Any]], label: str, labels_of: PodLabels) -> List[Endpoint]:
-    """Every endpoint of the slices, with its pod's value of `label`."""
+def endpoints_of(slices: Iterable[Mapping[str, Any]], label: Optional[str], labels_of: PodLabels) -> List[Endpoint]:
+    """Every endpoint of the slices, with its pod's labels and value of `label`."""
     out = []
     for sl in sorted(slices, key=lambda s: s["metadata"]["name"]):
         for ep in sl.get("endpoints") or []:
@@ -71,22 +86,28 @@ def endpoints_of(slices: Iterable[Mapping[str, Any]], label: str, labels_of: Pod
                 out.append(Endpoint(sl["metadata"]["name"], ",".join(ep.get("addresses") or []), ready, None, False))
                 continue
             labels = labels_of(ref.get("uid") or ref["name"], ref["name"])
-            out.append(Endpoint(sl["metadata"]["name"], ref["name"], ready,
-                                None if labels is None else labels.get(label), labels is not None))
+            track = None if labels is None or label is None else labels.get(label)
+            out.append(Endpoint(sl["metadata"]["name"], ref["name"], ready, track, labels is not None,
+                                dict(labels or {})))
     return out
 
 
 def unmet(goal: Goal, endpoints: List[Endpoint]) -> List[str]:
     """Why the slices do not list what the goal wants yet; empty when they do."""
-    problems = [f"EndpointSlice {e.slice} still lists pod {e.pod} ({e.why(goal.label)})"
+    problems = [f"EndpointSlice {e.slice} still lists pod {e.pod} ({goal.why(e)})"
                 for e in endpoints
-                if e.pod in goal.gone or (goal.rollout and e.ready and e.track != goal.value)]
+                if e.pod in goal.gone or (goal.rollout and e.ready and not goal.wants(e))]
     if goal.rollout:
-        ready = len({e.pod for e in endpoints if e.ready and e.track == goal.value})
+        ready = len({e.pod for e in endpoints if e.ready and goal.wants(e)})
         if ready < goal.min_ready:
             problems.append("no ready endpoint" if not ready else
                             f"{ready} ready endpoint(s) of {goal.min_ready} wanted")
     return problems
+
+
+def selector_text(selector: Mapping[str, str]) -> str:
+    """A selector as a label selector string, keys sorted."""
+    return ",".join(f"{k}={v}" for k, v in sorted(selector.items()))
 
 
 def pods_summary(pods: List[Mapping[str, Any]], selects: str) -> str:
@@ -117,7 +138,7 @@ class Settled:
 class SliceWatch:
     """The EndpointSlices of one Service, listed or waited on by watch."""
 
-    def __init__(self, dyn: Any, namespace: str, service: str, label: str) -> None:
+    def __init__(self, dyn: Any, namespace: str, service: str, label: Optional[str]) -> None:
         self.dyn, self.namespace, self.service, self.label = dyn, namespace, service, label
         self.slices = dyn.resources.get(api_version=SLICE_API, kind="EndpointSlice")
         self.pods = dyn.resources.get(api_version="v1", kind="Pod")
@@ -143,14 +164,19 @@ class SliceWatch:
                 raise api_error(exc, "get", "pods", self.namespace) from exc
         return self._labels[key]
 
-    def pods_selected(self, selector: Mapping[str, str]) -> str:
-        """One line on the pods a selector picks: how many, and why they are not Ready."""
-        text = ",".join(f"{k}={v}" for k, v in sorted(selector.items()))
+    def list_pods(self, selector: Mapping[str, str]) -> List[Dict[str, Any]]:
+        """The pods a selector picks now."""
         try:
-            pods = self.pods.get(namespace=self.namespace, label_selector=text).to_dict().get("items") or []
+            return self.pods.get(namespace=self.namespace,
+                                 label_selector=selector_text(selector)).to_dict().get("items") or []
         except DynamicApiError as exc:
             raise api_error(exc, "list", "pods", self.namespace) from exc
-        return pods_summary(pods, f"{self.label}={selector.get(self.label)}")
+
+    def pods_selected(self, selector: Mapping[str, str]) -> str:
+        """One line on the pods a selector picks: how many, and why they are not Ready."""
+        selects = (f"{self.label}={selector.get(self.label)}" if self.label is not None
+                   else selector_text(selector))
+        return pods_summary(self.list_pods(selector), selects)
 
     def wait(self, goal: Goal, timeout: float,
              on_change: Optional[Callable[[List[str]], None]] = None) -> Settled:

@@ -9,8 +9,11 @@ and the ServiceLifecycle record like any other phase. A run that finds the
 traffic where it should be creates no Phase and returns changed=false.
 
 Three backends, none of which needs a traffic controller: the Service
-selector (blue/green, traffic_selector.py), an nginx canary Ingress and an
-OpenShift Route (weights, traffic_weights.py). Between the weight steps a run
+selector, an nginx canary Ingress and an OpenShift Route (weights,
+traffic_weights.py). The Service selector has two modes: a gate on the
+release's own selector (traffic_gate.py, the default: it works with the
+labels any chart renders) and blue/green by a `track` label
+(traffic_selector.py, for charts that render one). Between the weight steps a run
 pauses and checks (an HTTP GET, or a test Phase); a failed check sends the
 weight back to 0.
 """
@@ -39,7 +42,10 @@ from ansible_collections.lcm.openstack.plugins.module_utils.spec import (
     PhaseRequest, Source, build_spec, digest, phase_body, spec_hash,
 )
 from ansible_collections.lcm.openstack.plugins.module_utils.traffic_check import URL_CHECK_TIMEOUT, Check, http_check
-from ansible_collections.lcm.openstack.plugins.module_utils.traffic_backends import ACTIONS, BACKENDS, Plan
+from ansible_collections.lcm.openstack.plugins.module_utils.traffic_backends import (
+    ACTIONS, BACKENDS, SELECTOR_MODES, Plan,
+)
+from ansible_collections.lcm.openstack.plugins.module_utils.traffic_gate import GateBackend
 from ansible_collections.lcm.openstack.plugins.module_utils.traffic_selector import (
     SelectorBackend, endpoints_out,
 )
@@ -59,6 +65,7 @@ class TrafficRequest:
     target_version: str = ""
     # service_selector
     selector_service: Optional[str] = None
+    selector_mode: str = "gate"
     selector_label: str = "track"
     track: Optional[str] = None
     fallback_track: Optional[str] = None
@@ -113,7 +120,13 @@ class TrafficRequest:
             self._validate_weights()
 
     def _validate_selector(self) -> None:
-        if self.action == "rollout" and not self.track:
+        if self.selector_mode not in SELECTOR_MODES:
+            raise PhaseError(f"unknown selector_mode {self.selector_mode!r}; use gate or track")
+        if self.selector_mode == "gate":
+            if self.fallback_track:
+                raise PhaseError("fallback_track applies to selector_mode track; a gate drain sends the traffic "
+                                 "nowhere until the rollout")
+        elif self.action == "rollout" and not self.track:
             raise PhaseError("track is required to roll out with backend service_selector: the value of "
                              f"{self.selector_label} that the pods to get traffic carry")
         if self.check is not None:
@@ -145,8 +158,9 @@ def refresh_update_status(dyn: Any) -> str:
 
 
 def backend_for(dyn: Any, req: TrafficRequest) -> Any:
-    return {"service_selector": SelectorBackend, "ingress_canary": IngressCanary,
-            "openshift_route": RouteWeights}[req.backend](dyn, req)
+    if req.backend == "service_selector":
+        return GateBackend(dyn, req) if req.selector_mode == "gate" else SelectorBackend(dyn, req)
+    return {"ingress_canary": IngressCanary, "openshift_route": RouteWeights}[req.backend](dyn, req)
 
 
 def step_label(weight: int, steps: Sequence[int]) -> str:
@@ -198,7 +212,7 @@ class TrafficRunner:
                                   "diff": {"before_header": f"{plan.key} (live)", "before": plan.before,
                                            "after_header": f"{plan.key} ({req.action})", "after": plan.after}}
         if req.backend == "service_selector":
-            result["endpoints"] = endpoints_out(plan.endpoints)
+            result["endpoints"] = endpoints_out(plan.endpoints, self.backend.with_track)
         if not plan.changed:
             return result
         body = self._body(plan)
@@ -262,18 +276,19 @@ class TrafficRunner:
     # -- the backends --------------------------------------------------------------
     def _select(self, plan: Plan, writer: StatusWriter, result: Dict[str, Any]) -> str:
         req, backend = self.req, self.backend
-        writer.note(f"Service {plan.name}: setting the selector {req.selector_label}={backend.value}")
-        backend.apply(plan.after["selector"])
+        writer.note(backend.setting(plan))
+        if plan.after["selector"] != plan.before["selector"]:  # else only the endpoints lag behind
+            backend.apply(plan.after["selector"])
         settled = backend.settle(plan, req.timeout, writer.note)
-        result["endpoints"] = endpoints_out(settled.endpoints)
+        result["endpoints"] = endpoints_out(settled.endpoints, backend.with_track)
         if not settled.met:
             message = backend.timeout_message(plan, settled, req.timeout)
             if req.action == "rollout":
-                backend.apply(plan.before["selector"])
-                result["after"] = plan.before
-                previous = plan.before["selector"].get(req.selector_label)
-                message += ("; the selector is back to " + (f"{req.selector_label}={previous}" if previous
-                                                            else f"no {req.selector_label}"))
+                back, why = backend.after_failed_rollout(plan)
+                if back is not None:
+                    backend.apply(back)
+                    result["after"] = {"selector": back}
+                message += why
             raise TrafficFailed(message, "Timeout")
         message = backend.message(settled.endpoints)
         if req.action == "drain" and req.grace:
@@ -349,7 +364,8 @@ class TrafficRunner:
             if exc.status != 409:
                 raise api_error(exc, "create", "phases", self.req.namespace) from exc
         if self.req.backend == "service_selector":
-            self.backend.apply(plan.after["selector"], dry_run=True)
+            if plan.after["selector"] != plan.before["selector"]:
+                self.backend.apply(plan.after["selector"], dry_run=True)
         else:
             self.backend.set_weight(plan.steps[-1], dry_run=True)
         result.update(changed=True, steps_done=[],

@@ -17,11 +17,20 @@ from ansible_collections.lcm.openstack.plugins.module_utils.compat import (
     DynamicApiError, NotFoundError, ResourceNotFoundError,
 )
 from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseError, api_error
-from ansible_collections.lcm.openstack.plugins.module_utils.model import FIELD_MANAGER
+from ansible_collections.lcm.openstack.plugins.module_utils.model import FIELD_MANAGER, GROUP
 
 TRAFFIC_MANAGER = f"{FIELD_MANAGER}-traffic"
 BACKENDS = ("service_selector", "ingress_canary", "openshift_route")
 ACTIONS = ("drain", "rollout")
+# How the service_selector backend moves traffic: gate (the release's own
+# selector, closed by a key no pod carries) or track (blue/green on a label).
+SELECTOR_MODES = ("gate", "track")
+# The key a gate-mode drain adds to a Service's selector, and its value; no
+# pod carries it, so the Service selects nothing until a rollout removes it.
+GATE_LABEL = f"{GROUP}/traffic"
+GATED = "drained"
+# The value a track-mode drain without a fallback sets: no pod carries it.
+DRAINED = "lcm-drained"
 
 
 @dataclass
@@ -44,6 +53,25 @@ class Plan:
     @property
     def key(self) -> str:
         return f"{self.kind}/{self.name}"
+
+
+def own_selector(selector: Dict[str, str]) -> Dict[str, str]:
+    """The release's selector: the Service's without what a drain added (the
+    gate key, or a track-mode drain's `lcm-drained` value), so each mode can
+    roll out after a drain in the other."""
+    return {k: v for k, v in selector.items() if k != GATE_LABEL and v != DRAINED}
+
+
+def live_selector(services: Any, name: str, namespace: str) -> Dict[str, str]:
+    """The selector of a Service, which must exist and select pods."""
+    svc = get(services, name, namespace)
+    if svc is None:
+        raise PhaseError(f"Service {name} not found in namespace {namespace}")
+    selector = dict((svc.get("spec") or {}).get("selector") or {})
+    if not selector:
+        raise PhaseError(f"Service {name} has no selector: its endpoints are managed outside "
+                         "Kubernetes, so the service_selector backend cannot move its traffic")
+    return selector
 
 
 def resource(dyn: Any, api_version: str, kind: str, hint: str = "") -> Any:

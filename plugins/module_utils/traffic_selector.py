@@ -1,6 +1,7 @@
 # Copyright: lcm.openstack contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Blue/green by Service selector: the Service selects the pods of one track.
+"""Blue/green by Service selector (selector_mode track): the Service selects
+the pods of one track.
 
 A rollout sets `spec.selector[<label>]` to the new track; a drain sets it to
 the fallback track, or to a value no pod carries. The change is written with
@@ -8,30 +9,37 @@ server-side apply under the traffic field manager. `spec.selector` is an
 atomic map, so the whole selector is applied with the one key changed, and
 the manager then owns all of it.
 
+The mode needs pods that carry the label: when the pods the Service's other
+keys select carry none, it fails at once and names the gate mode, instead
+of waiting its timeout for pods that will never come.
+
 The change is done when the EndpointSlices say so: a rollout waits until
 every ready endpoint is a pod of the new track and there are `min_ready` of
 them; a drain until none of the pods listed before is listed any more. A
-rollout that does not get there puts the previous selector back, so a
-Service is never left selecting nothing; a drain that does not get there
-stays drained.
+rollout that does not get there puts the previous selector back when that
+one had ready endpoints, and otherwise keeps the new one: a Service is never
+sent back to selecting nothing; a drain that does not get there stays
+drained.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ansible_collections.lcm.openstack.plugins.module_utils.endpoints import (
-    Endpoint, Goal, Settled, SliceWatch, unmet,
+    Endpoint, Goal, Settled, SliceWatch, selector_text, unmet,
 )
 from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseError
-from ansible_collections.lcm.openstack.plugins.module_utils.traffic_backends import Plan, apply, get, resource
+from ansible_collections.lcm.openstack.plugins.module_utils.traffic_backends import (
+    DRAINED, Plan, apply, live_selector, own_selector, resource,
+)
 
-# The selector value of a drain without a fallback: no pod carries it.
-DRAINED = "lcm-drained"
+__all__ = ["DRAINED", "SelectorBackend", "endpoints_out"]
 
 
 class SelectorBackend:
     kind = "Service"
+    with_track = True
 
     def __init__(self, dyn: Any, req: Any) -> None:
         self.req = req
@@ -54,14 +62,9 @@ class SelectorBackend:
 
     def plan(self) -> Plan:
         req, label = self.req, self.req.selector_label
-        svc = get(self.services, self.name, req.namespace)
-        if svc is None:
-            raise PhaseError(f"Service {self.name} not found in namespace {req.namespace}")
-        selector = dict((svc.get("spec") or {}).get("selector") or {})
-        if not selector:
-            raise PhaseError(f"Service {self.name} has no selector: its endpoints are managed outside "
-                             "Kubernetes, so the service_selector backend cannot move its traffic")
+        selector = live_selector(self.services, self.name, req.namespace)
         current = selector.get(label)
+        self._check_labelled(selector)
         endpoints = self.slices.snapshot()
         block = {"backend": "service_selector", "target": self.name, "selector_label": label,
                  "track": req.track, "from_track": current}
@@ -69,15 +72,28 @@ class SelectorBackend:
             block["min_ready"] = req.min_ready
         else:
             block.update(fallback_track=req.fallback_track, drain_grace_seconds=req.grace)
-        plan = Plan(self.kind, self.name, {"selector": selector}, {"selector": dict(selector, **{label: self.value})},
+        after = dict(own_selector(selector), **{label: self.value})
+        plan = Plan(self.kind, self.name, {"selector": selector}, {"selector": after},
                     block, changed=True, endpoints=endpoints)
         if req.action == "drain" and req.track and current not in (None, req.track, self.value):
             plan.changed, plan.after = False, plan.before
             plan.note = (f"Service {self.name} selects {label}={current}: pods with {label}={req.track} "
                          "get no traffic")
-        elif current == self.value and not unmet(self.goal(endpoints), endpoints):
+        elif selector == after and not unmet(self.goal(endpoints), endpoints):
             plan.changed, plan.note = False, self.message(endpoints)
         return plan
+
+    def _check_labelled(self, selector: Dict[str, str]) -> None:
+        """Fail now when no pod the Service could select carries the label:
+        the chart does not render it, and no track will ever get traffic."""
+        label = self.req.selector_label
+        base = {k: v for k, v in own_selector(selector).items() if k != label}
+        pods = self.slices.list_pods(base)
+        if pods and not any(label in ((p.get("metadata") or {}).get("labels") or {}) for p in pods):
+            raise PhaseError(
+                f"selector_mode track cannot work on Service {self.name}: none of the {len(pods)} pod(s) it "
+                f"selects ({selector_text(base) or 'every pod'}) carries the label {label} (the chart does not "
+                "render it); use selector_mode gate, which needs only the labels the release already has")
 
     def apply(self, selector: Dict[str, str], dry_run: bool = False) -> None:
         body = {"apiVersion": "v1", "kind": "Service",
@@ -95,6 +111,9 @@ class SelectorBackend:
                  f"EndpointSlices: {problems[0]}{more}")
         return self.slices.wait(goal, timeout, on_change=progress)
 
+    def setting(self, plan: Plan) -> str:
+        return f"Service {plan.name}: setting the selector {self.req.selector_label}={self.value}"
+
     def timeout_message(self, plan: Plan, settled: Settled, timeout: float) -> str:
         label = self.req.selector_label
         problems = list(settled.problems)
@@ -102,6 +121,21 @@ class SelectorBackend:
             problems[-1] += ": " + self.slices.pods_selected(plan.after["selector"])
         return (f"timed out after {timeout:.0f}s waiting for the EndpointSlices of Service {self.name} "
                 f"(selects {label}={self.value}): " + "; ".join(problems))
+
+    def describe(self, selector: Dict[str, str]) -> str:
+        label = self.req.selector_label
+        value = selector.get(label)
+        return f"{label}={value}" if value else f"no {label}"
+
+    def after_failed_rollout(self, plan: Plan) -> Tuple[Optional[Dict[str, str]], str]:
+        """What a rollout that timed out leaves: the previous selector when it
+        had ready endpoints (it was serving), else the new one, so a Service is
+        never sent back to selecting nothing. The selector to write, and why."""
+        before, after = plan.before["selector"], plan.after["selector"]
+        if any(e.ready for e in plan.endpoints) and before != after:
+            return before, f"; the selector is back to {self.describe(before)}"
+        return None, (f"; the selector stays on {self.describe(after)}: the Service had no ready endpoint "
+                      "before either, and these pods get traffic once they are Ready")
 
     def message(self, endpoints: List[Endpoint]) -> str:
         label = self.req.selector_label
@@ -112,5 +146,5 @@ class SelectorBackend:
         return f"Service {self.name} selects {label}={self.value}: {ready} ready endpoint(s)"
 
 
-def endpoints_out(endpoints: List[Endpoint]) -> List[Dict[str, Optional[Any]]]:
-    return [e.as_dict() for e in endpoints]
+def endpoints_out(endpoints: List[Endpoint], with_track: bool = True) -> List[Dict[str, Optional[Any]]]:
+    return [e.as_dict(with_track) for e in endpoints]

@@ -13,13 +13,24 @@ description:
     and rollout that changes something as a C(Phase) of type C(trafficdrain) or
     C(trafficrollout), so it shows in the Phase history and the service's
     C(ServiceLifecycle) record. A successful rollout leaves the service C(Operational).
-  - V(service_selector) (blue/green) sets one key of a Service's selector, O(selector_label),
-    to the track whose pods get the traffic, with server-side apply under the field
-    manager C(lcm.openstack-traffic). It then waits, by watch, until the Service's
-    EndpointSlices agree. A rollout waits until every ready endpoint is a pod of
-    O(track), with at least O(min_ready) of them; if that does not happen within
-    O(timeout), the previous selector is put back. A drain waits until none of the
-    pods listed before is listed any more.
+  - V(service_selector) changes a Service's selector, with server-side apply under the
+    field manager C(lcm.openstack-traffic), and then waits, by watch, until the
+    Service's EndpointSlices agree. It has two modes, O(selector_mode).
+  - O(selector_mode=gate) (the default) needs only the labels the release already renders,
+    so it works on stock openstack-helm charts. A drain adds the key
+    C(lifecycle.openstack.org/traffic=drained), which no pod carries, to the Service's
+    selector, and waits until the EndpointSlices list no endpoint. A rollout removes that
+    key, so the Service selects exactly what the release renders, and waits until every
+    ready endpoint is a pod of that selector, with at least O(min_ready) of them. A
+    rollout whose selector picks no pod fails at once; one whose pods do not get Ready
+    within O(timeout) fails and leaves the gate open.
+  - O(selector_mode=track) is blue/green for charts whose pods carry a track label: it sets
+    one key of the selector, O(selector_label), to the track whose pods get the traffic. A
+    rollout waits until every ready endpoint is a pod of O(track), with at least
+    O(min_ready) of them; if that does not happen within O(timeout), the previous
+    selector is put back when it had ready endpoints. A drain waits until none of the pods
+    listed before is listed any more. When none of the pods the Service selects carries
+    O(selector_label), the task fails at once.
   - V(ingress_canary) keeps an nginx canary Ingress, C(<ingress>-canary), with the rules of
     O(ingress) pointed at O(canary_service) and the C(canary-weight) annotation. It
     belongs to no Phase, so it outlives them.
@@ -54,22 +65,31 @@ options:
   selector_service:
     description: The Kubernetes Service whose selector moves. Required with O(backend=service_selector).
     type: str
+  selector_mode:
+    description:
+      - How V(service_selector) moves the traffic. V(gate) closes and opens the release's own
+        selector and works on any chart; V(track) switches between tracks by O(selector_label)
+        and needs pods that carry it.
+    type: str
+    choices: [gate, track]
+    default: gate
   selector_label:
-    description: The key of the Service's selector that picks the track.
+    description: The key of the Service's selector that picks the track (O(selector_mode=track)).
     type: str
     default: track
   track:
     description:
       - The value of O(selector_label) on the pods that get the traffic (rollout, required)
-        or that lose it (drain). A drain of a track the Service does not select changes nothing.
+        or that lose it (drain), with O(selector_mode=track). A drain of a track the Service
+        does not select changes nothing. Ignored with O(selector_mode=gate).
     type: str
   fallback_track:
     description:
-      - Where a drain sends the traffic. Unset, the selector gets the value C(lcm-drained),
-        which no pod carries, and the Service has no endpoints.
+      - Where a drain sends the traffic, with O(selector_mode=track). Unset, the selector gets
+        the value C(lcm-drained), which no pod carries, and the Service has no endpoints.
     type: str
   min_ready:
-    description: Ready endpoints of O(track) a rollout waits for.
+    description: Ready endpoints a rollout waits for (of O(track), or of the release's selector).
     type: int
     default: 1
   ingress:
@@ -178,34 +198,45 @@ notes:
     server-side dry run, and reports what would change; diff mode shows the selector
     or the weight before and after.
   - C(spec.selector) of a Service is an atomic map, so the whole selector is applied
-    and the field manager C(lcm.openstack-traffic) owns all of it. A Helm 3 upgrade
-    keeps the change when the chart does not render O(selector_label) in the selector
-    (and puts the chart's value back when it does). A Helm 4 upgrade with server-side
-    apply (Helm 4's default for releases it installed) fails with a conflict on
-    C(.spec.selector); C(--server-side=false) keeps the change,
-    C(--force-conflicts) puts the chart's selector back.
+    and the field manager C(lcm.openstack-traffic) owns all of it. A selector that is
+    already what the run wants is not written again. A Helm 3 upgrade, or a Helm 4 one with
+    C(--server-side=false) (how the collection's roles run Helm 4), merges on the client:
+    it keeps the gate key, and the track when the chart does not render O(selector_label),
+    while applying the chart's own changes to the other keys. A Helm 4 upgrade with
+    server-side apply (Helm 4's default for releases it installed) fails with a conflict on
+    C(.spec.selector) while it is drained; C(--force-conflicts) puts the chart's selector
+    back, which opens the gate.
   - The weights of a Route are relative; with other alternate backends than
     O(canary_service), the percentages are of their sum.
 """
 
 EXAMPLES = r"""
-- name: Send keystone's traffic to the pods of the new release (blue/green)
+- name: Take keystone's traffic away before the database upgrade (stock openstack-helm chart)
+  lcm.openstack.traffic:
+    action: drain
+    service: keystone
+    namespace: openstack
+    selector_service: keystone-api
+
+- name: Give it back once the upgraded pods are Ready
   lcm.openstack.traffic:
     action: rollout
     service: keystone
     namespace: openstack
     target_version: "2025.2"
     selector_service: keystone-api
-    track: "2025.2"
     min_ready: 2
 
-- name: Take the traffic away before the database upgrade
+- name: Send keystone's traffic to the pods of the new track (blue/green, pods labelled track)
   lcm.openstack.traffic:
-    action: drain
+    action: rollout
     service: keystone
     namespace: openstack
+    target_version: "2025.2"
     selector_service: keystone-api
-    track: "2025.1"
+    selector_mode: track
+    track: "2025.2"
+    min_ready: 2
 
 - name: Canary through nginx, checking the API after each step
   lcm.openstack.traffic:
@@ -246,7 +277,7 @@ phase:
     name: keystone-trafficrollout-3f2a1c0d
     type: trafficrollout
     state: Succeeded
-    message: "Service keystone-api selects track=2025.2: 2 ready endpoint(s)"
+    message: "Service keystone-api selects the release's pods: 2 ready endpoint(s)"
 backend:
   description: The backend used.
   returned: always
@@ -256,19 +287,21 @@ before:
   description: The selector (V(service_selector)) or the canary weight and Service, as found.
   returned: always
   type: dict
-  sample: {selector: {application: keystone, track: "2025.1"}}
+  sample: {selector: {application: keystone, component: api, lifecycle.openstack.org/traffic: drained}}
 after:
   description: The selector or the weight as the run left it (or, in check mode, would leave it).
   returned: always
   type: dict
-  sample: {selector: {application: keystone, track: "2025.2"}}
+  sample: {selector: {application: keystone, component: api}}
 endpoints:
-  description: The Service's endpoints as the EndpointSlices list them at the end, with each pod's track.
+  description:
+    - The Service's endpoints as the EndpointSlices list them at the end, with each pod's
+      track with O(selector_mode=track).
   returned: backend=service_selector
   type: list
   elements: dict
   sample:
-    - {pod: keystone-api-green-7d9f-abcde, ready: true, track: "2025.2"}
+    - {pod: keystone-api-7d9f-abcde, ready: true}
 steps_done:
   description: The weights set, in order (V(0) for a drain).
   returned: always
@@ -283,7 +316,8 @@ message:
 """
 
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
-from ansible_collections.lcm.openstack.plugins.module_utils.runner import auth_argument_spec, run_traffic, source_options
+from ansible_collections.lcm.openstack.plugins.module_utils.runner import auth_argument_spec, source_options
+from ansible_collections.lcm.openstack.plugins.module_utils.traffic_module import run
 
 
 def argument_spec():
@@ -296,6 +330,7 @@ def argument_spec():
         backend=dict(type="str", default="service_selector",
                      choices=["service_selector", "ingress_canary", "openshift_route"]),
         selector_service=dict(type="str"),
+        selector_mode=dict(type="str", default="gate", choices=["gate", "track"]),
         selector_label=dict(type="str", default="track"),
         track=dict(type="str"),
         fallback_track=dict(type="str"),
@@ -326,7 +361,7 @@ def main():
         required_if=[("backend", "service_selector", ["selector_service"]),
                      ("backend", "ingress_canary", ["ingress"]),
                      ("backend", "openshift_route", ["route"])])
-    run_traffic(module)
+    run(module)
 
 
 if __name__ == "__main__":

@@ -150,12 +150,15 @@ class _Weights:
 class _Selector:
     kind = "Service"
     value = "green"
+    with_track = True
 
-    def __init__(self, settled: Settled) -> None:
-        self.settled, self.applied = settled, []
+    def __init__(self, settled: Settled, back: Optional[Dict[str, str]] = None,
+                 before: Optional[Dict[str, str]] = None) -> None:
+        self.settled, self.applied, self.back = settled, [], back
+        self.before = before or {"app": "web", "track": "blue"}
 
     def plan(self) -> Plan:
-        return Plan("Service", "web", {"selector": {"app": "web", "track": "blue"}},
+        return Plan("Service", "web", {"selector": self.before},
                     {"selector": {"app": "web", "track": "green"}},
                     {"backend": "service_selector", "target": "web", "track": "green", "from_track": "blue"},
                     changed=True)
@@ -169,6 +172,13 @@ class _Selector:
 
     def timeout_message(self, plan: Plan, settled: Settled, timeout: float) -> str:
         return f"timed out after {timeout:.0f}s: no ready endpoint: pods with track=green: 0 found"
+
+    @staticmethod
+    def setting(plan: Plan) -> str:
+        return f"Service {plan.name}: setting the selector track=green"
+
+    def after_failed_rollout(self, _plan: Plan) -> Tuple[Optional[Dict[str, str]], str]:
+        return self.back, "; the selector is back to track=blue" if self.back else "; the selector stays"
 
     def message(self, endpoints: List[Endpoint]) -> str:
         return f"Service web selects track=green: {len(endpoints)} ready endpoint(s)"
@@ -394,7 +404,7 @@ def test_a_test_phase_check_runs_under_the_traffic_phase(run: Any, monkeypatch: 
 def test_a_rollout_that_times_out_puts_the_selector_back(run: Any) -> None:
     req = TrafficRequest(action="rollout", service="web", release="web", namespace="t",
                          selector_service="web", track="green", timeout=5)
-    backend = _Selector(Settled(False, [], ["no ready endpoint"]))
+    backend = _Selector(Settled(False, [], ["no ready endpoint"]), back={"app": "web", "track": "blue"})
     exc, dyn, _p, _u = run(req, backend)
     assert str(exc) == ("timed out after 5s: no ready endpoint: pods with track=green: 0 found; "
                         "the selector is back to track=blue")
@@ -402,6 +412,26 @@ def test_a_rollout_that_times_out_puts_the_selector_back(run: Any) -> None:
     assert exc.details["after"] == {"selector": {"app": "web", "track": "blue"}}
     status = _only_phase(dyn)["status"]
     assert (status["state"], status["reason"], status["failedObject"]) == ("Failed", "Timeout", "Service/web")
+
+
+def test_a_rollout_that_times_out_keeps_the_selector_when_the_backend_says_so(run: Any) -> None:
+    req = TrafficRequest(action="rollout", service="web", release="web", namespace="t",
+                         selector_service="web", track="green", timeout=5)
+    backend = _Selector(Settled(False, [], ["no ready endpoint"]))
+    exc, _dyn, _p, _u = run(req, backend)
+    assert str(exc).endswith("0 found; the selector stays")
+    assert backend.applied == [({"app": "web", "track": "green"}, False)]
+    assert exc.details["after"] == {"selector": {"app": "web", "track": "green"}}
+
+
+def test_a_selector_already_set_is_not_written_again(run: Any) -> None:
+    """Only the endpoints lag behind: the run waits for them, and writes nothing."""
+    req = TrafficRequest(action="rollout", service="web", release="web", namespace="t",
+                         selector_service="web", track="green")
+    backend = _Selector(Settled(True, [Endpoint("web-x", "web-green-1", True, "green")], []),
+                        before={"app": "web", "track": "green"})
+    result, _dyn, _p, _u = run(req, backend)
+    assert result["changed"] is True and backend.applied == []
 
 
 def test_a_drain_that_times_out_stays_drained(run: Any) -> None:

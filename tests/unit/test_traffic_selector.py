@@ -43,7 +43,9 @@ class _Res:
             return _Obj({"metadata": {"resourceVersion": "1"}, "items": self.dyn.slices})
         if self.kind == "Pod" and name is None:
             self.dyn.pod_selectors.append(label_selector)
-            return _Obj({"items": self.dyn.selected})
+            pairs = [p.split("=", 1) for p in (label_selector or "").split(",") if p]
+            return _Obj({"items": [p for p in self.dyn.selected
+                                   if all(p["metadata"]["labels"].get(k) == v for k, v in pairs)]})
         if self.kind == "Pod":
             uid = {v: k for k, v in NAMES.items()}.get(name)
             if uid is None:
@@ -73,7 +75,8 @@ class _Dyn:
             selector["track"] = track
         self.service: Optional[Dict[str, Any]] = {"metadata": {"name": "web"}, "spec": {"selector": selector}}
         self.slices = [{"metadata": {"name": "web-a"}, "endpoints": [DATA["endpoint"][e] for e in endpoints]}]
-        self.selected: List[Dict[str, Any]] = []
+        self.selected: List[Dict[str, Any]] = [{"metadata": {"name": NAMES[uid], "labels": labels}}
+                                               for uid, labels in DATA["pods"].items()]
         self.pod_selectors: List[Optional[str]] = []
         self.resources = _Resources(self)
 
@@ -161,7 +164,8 @@ def test_apply_writes_the_selector_under_the_traffic_manager() -> None:
 
 def test_the_timeout_names_the_pods_the_new_selector_picks() -> None:
     dyn = _Dyn("blue", "blue-1")
-    dyn.selected = [PODS["unschedulable"]]
+    dyn.selected = [dict(PODS["unschedulable"], metadata={"name": "web-green-2",
+                                                          "labels": {"app": "web", "track": "green"}})]
     backend = SelectorBackend(dyn, _req(track="green"))
     plan = backend.plan()
     settled = Settled(False, [], ["EndpointSlice web-a still lists pod web-blue-1 (track=blue)", "no ready endpoint"])
@@ -169,4 +173,35 @@ def test_the_timeout_names_the_pods_the_new_selector_picks() -> None:
         "timed out after 30s waiting for the EndpointSlices of Service web (selects track=green): "
         "EndpointSlice web-a still lists pod web-blue-1 (track=blue); no ready endpoint: pods with track=green: "
         "1 found, 1 not Ready (pod web-green-2: Pending: Unschedulable: 0/2 nodes are available)")
-    assert dyn.pod_selectors == ["app=web,track=green"]
+    assert dyn.pod_selectors == ["app=web", "app=web,track=green"]
+
+
+def test_track_mode_fails_at_once_when_no_pod_carries_the_label() -> None:
+    dyn = _Dyn(None, "plain-1")
+    dyn.selected = [p for p in dyn.selected if "track" not in p["metadata"]["labels"]]
+    with pytest.raises(PhaseError) as err:
+        SelectorBackend(dyn, _req(track="green")).plan()
+    assert str(err.value).startswith("selector_mode track cannot work on Service web: none of the 1 pod(s) it "
+                                     "selects (app=web) carries the label track")
+    dyn.selected = []  # no pod at all yet: nothing says the mode cannot work
+    assert SelectorBackend(dyn, _req(track="green")).plan().changed is True
+
+
+def test_a_track_rollout_after_a_gate_drain_drops_the_gate() -> None:
+    dyn = _Dyn("blue")
+    dyn.service["spec"]["selector"]["lifecycle.openstack.org/traffic"] = "drained"
+    plan = SelectorBackend(dyn, _req(track="green")).plan()
+    assert plan.after == {"selector": {"app": "web", "track": "green"}}
+
+
+@pytest.mark.parametrize("endpoints, back", [
+    (["blue-1"], {"app": "web", "track": "blue"}),  # blue was serving: back to it
+    ([], None),                                     # nothing was serving (drained): stay on green
+])
+def test_a_failed_rollout_goes_back_only_to_a_selector_that_served(endpoints: List[str], back: Any) -> None:
+    backend = SelectorBackend(_Dyn("blue", *endpoints), _req(track="green"))
+    selector, why = backend.after_failed_rollout(backend.plan())
+    assert selector == back
+    assert why == ("; the selector is back to track=blue" if back else
+                   "; the selector stays on track=green: the Service had no ready endpoint before either, "
+                   "and these pods get traffic once they are Ready")
