@@ -1,15 +1,19 @@
 # Copyright: lcm.openstack contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Apply a phase's objects: server-side apply under the collection's field
-manager, with the Phase as controller owner.
+manager, with the Phase as controller owner of what it may own.
+
+What the Phase may own is ownership.decide(): its Jobs and Pods, and config
+objects it creates that nothing else uses. Besides:
 
 - A Job (or bare Pod) left by an earlier phase is deleted and re-created: its
   pod template is immutable, and a new phase means a new run.
 - An object of this very Phase is left alone, so a resumed phase does not
   restart work that is already running.
-- An object that a Helm release manages (and that is not a hook) is shared
-  with the release: the phase waits on it but neither changes nor owns it, or
-  deleting the Phase would garbage-collect part of the release.
+- A shared object (a Helm release's, a keep-policy hook, anything that
+  existed outside a phase) is waited on but neither changed nor owned.
+- A config object created without an owner (a keep-policy hook Secret the
+  cluster lacks) outlives the Phase.
 """
 
 from __future__ import annotations
@@ -18,14 +22,17 @@ import copy
 import json
 import time
 from dataclasses import dataclass, field
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Mapping, Optional
 
 from ansible_collections.lcm.openstack.plugins.module_utils.compat import (
     ApiException, DynamicApiError, NotFoundError, ResourceNotFoundError,
 )
 from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseError, api_error
 from ansible_collections.lcm.openstack.plugins.module_utils.model import (
-    API_VERSION, FIELD_MANAGER, IMMUTABLE_KINDS, PHASE_KIND,
+    API_VERSION, FIELD_MANAGER, IMMUTABLE_KINDS, LABEL_SERVICE, PHASE_KIND,
+)
+from ansible_collections.lcm.openstack.plugins.module_utils.ownership import (  # noqa: F401 (re-exported)
+    OWN, RELEASE, SHARE, Key, controller_of, decide, helm_release_of,
 )
 from ansible_collections.lcm.openstack.plugins.module_utils.redact import mask_secret
 
@@ -44,10 +51,13 @@ class Applied:
     after: Optional[Dict[str, Any]] = None
     note: str = ""
     obj: Dict[str, Any] = field(default_factory=dict)
+    owned: bool = False  # the Phase is its controller owner
+    reason: str = ""  # why it is owned or not (ownership.decide)
+    released: bool = False  # an earlier Phase's owner reference was removed
 
     @property
     def changed(self) -> bool:
-        return self.action in (CREATED, UPDATED, REPLACED)
+        return self.action in (CREATED, UPDATED, REPLACED) or self.released
 
 
 def owner_reference(phase: Dict[str, Any]) -> Dict[str, Any]:
@@ -59,24 +69,6 @@ def owner_reference(phase: Dict[str, Any]) -> Dict[str, Any]:
         "controller": True,
         "blockOwnerDeletion": True,
     }
-
-
-def controller_of(obj: Dict[str, Any]) -> Optional[Dict[str, Any]]:
-    for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
-        if ref.get("controller"):
-            return ref
-    return None
-
-
-def helm_release_of(obj: Dict[str, Any]) -> Optional[str]:
-    """The Helm release that manages an object, unless the object is a hook."""
-    meta = obj.get("metadata") or {}
-    annotations = meta.get("annotations") or {}
-    if "helm.sh/hook" in annotations:
-        return None
-    if (meta.get("labels") or {}).get("app.kubernetes.io/managed-by") == "Helm":
-        return annotations.get("meta.helm.sh/release-name") or "unknown"
-    return None
 
 
 def comparable(obj: Optional[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
@@ -93,10 +85,13 @@ def comparable(obj: Optional[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
 
 
 class Applier:
-    def __init__(self, dyn: Any, namespace: str, dry_run: bool = False) -> None:
+    def __init__(self, dyn: Any, namespace: str, dry_run: bool = False,
+                 users: Optional[Mapping[Key, List[str]]] = None) -> None:
         self.dyn = dyn
         self.namespace = namespace
         self.dry_run = dry_run
+        # Config objects the chart's long-running workloads use (ownership.workload_users).
+        self.users = users or {}
 
     def resource(self, api_version: str, kind: str) -> Any:
         try:
@@ -129,24 +124,28 @@ class Applier:
                              f"but the phase runs in {self.namespace}")
         meta["namespace"] = self.namespace
         meta.setdefault("labels", {}).update(labels)
-        if owner is not None:
-            meta["ownerReferences"] = [owner]
         result = Applied(key=f"{kind}/{name}", api_version=api_version, kind=kind, name=name,
                          action=UNCHANGED, obj=obj)
 
         existing = self.get(api_version, kind, name)
         result.before = comparable(existing)
+        decision = decide(desired, existing, self.users, labels.get(LABEL_SERVICE, ""))
+        result.reason = decision.reason
+        if decision.action in (SHARE, RELEASE):
+            result.action, result.note, result.after = SHARED, decision.reason, result.before
+            if decision.action == RELEASE and existing is not None:
+                self._release(res, existing)
+                result.released = True
+            return result
+        result.owned = decision.owned and owner is not None
+        if result.owned:
+            meta["ownerReferences"] = [owner]
+        else:
+            meta.pop("ownerReferences", None)
+            result.note = decision.reason
         if existing is not None:
-            release = helm_release_of(existing)
-            if release:
-                result.action, result.note = SHARED, f"managed by Helm release {release}; used as it is"
-                result.after = result.before
-                return result
             current = controller_of(existing)
             ours = owner is not None and current is not None and current.get("uid") == owner["uid"]
-            if current and not ours and current.get("kind") != PHASE_KIND:
-                raise PhaseError(f"{kind} {name} is controlled by {current.get('kind')} "
-                                 f"{current.get('name')}; a phase cannot take it over. Rename it in the chart")
             if (api_version, kind) in IMMUTABLE_KINDS:
                 if ours:
                     result.after = result.before
@@ -192,6 +191,21 @@ class Applier:
                 raise PhaseError(f"the apiserver refused {obj['kind']} {obj['metadata']['name']}: "
                                  f"{_reason(exc)}") from exc
             raise api_error(exc, "create", res.name, self.namespace) from exc
+
+    def _release(self, res: Any, existing: Dict[str, Any]) -> None:
+        """Remove the Phase owner references of an object a Phase may not own,
+        leaving its content alone (a keep-policy Secret holds live keys). The
+        resourceVersion makes it a compare-and-swap: a concurrent writer wins."""
+        meta = existing["metadata"]
+        kept = [r for r in meta.get("ownerReferences") or [] if r.get("kind") != PHASE_KIND]
+        patch = {"metadata": {"ownerReferences": kept or None,
+                              "resourceVersion": meta.get("resourceVersion")}}
+        kwargs = {"dry_run": "All"} if self.dry_run else {}
+        try:
+            res.patch(body=patch, name=meta["name"], namespace=self.namespace,
+                      content_type="application/merge-patch+json", field_manager=FIELD_MANAGER, **kwargs)
+        except DynamicApiError as exc:
+            raise api_error(exc, "patch", res.name, self.namespace) from exc
 
     def _delete(self, res: Any, name: str, existing: Dict[str, Any]) -> None:
         """Delete and, unless in check mode, wait until the object is gone. A

@@ -1,0 +1,221 @@
+"""plugins/module_utils/ownership.py and its use in apply.py: a Phase owns only
+what it created for its own run and that nothing else uses.
+
+The decide() cases are in fixtures/ownership/decisions.yaml; the chart cases
+run on the real openstack-helm keystone render (fixtures/openstack_helm/).
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Tuple
+
+import pytest
+import yaml
+
+from ansible_collections.lcm.openstack.plugins.module_utils import apply, ownership, render
+from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseError
+
+FIXTURES = Path(__file__).parent / "fixtures"
+CASES = yaml.safe_load((FIXTURES / "ownership" / "decisions.yaml").read_text())
+KEYSTONE = FIXTURES / "openstack_helm" / "keystone.yaml"
+
+
+def _users(case: Dict[str, Any]) -> Dict[Tuple[str, str], List[str]]:
+    return {tuple(k.split("/", 1)): v for k, v in (case.get("users") or {}).items()}
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c["name"]) for c in CASES])
+def test_decide(case: Dict[str, Any]) -> None:
+    assert set(case) <= {"name", "desired", "live", "users", "service", "expect"}
+    expect = case["expect"]
+    args = (case["desired"], case.get("live"), _users(case), case.get("service", ""))
+    if "error_contains" in expect:
+        with pytest.raises(PhaseError) as err:
+            ownership.decide(*args)
+        for text in expect["error_contains"]:
+            assert text in str(err.value)
+        return
+    decision = ownership.decide(*args)
+    assert decision.action == expect["action"], decision.reason
+    assert decision.owned == (expect["action"] == ownership.OWN)
+    wanted = expect.get("reason_contains", [])
+    for text in [wanted] if isinstance(wanted, str) else wanted:
+        assert text in decision.reason
+
+
+def test_the_cases_cover_every_action() -> None:
+    actions = {c["expect"].get("action") for c in CASES}
+    assert actions >= {ownership.OWN, ownership.UNOWNED, ownership.SHARE, ownership.RELEASE}
+
+
+# -- the real keystone chart ------------------------------------------------------
+
+def _keystone() -> List[render.Rendered]:
+    return render.parse_manifest(KEYSTONE.read_text())
+
+
+def test_keystone_workloads_use_the_fernet_and_credential_keys() -> None:
+    users = ownership.workload_users(r.obj for r in _keystone())
+    assert users[("Secret", "keystone-fernet-keys")] == ["Deployment/keystone-api"]
+    assert "Deployment/keystone-api" in users[("Secret", "keystone-credential-keys")]
+    assert users[("Secret", "keystone-etc")] == ["CronJob/keystone-credential-rotate",
+                                                 "CronJob/keystone-fernet-rotate", "Deployment/keystone-api"]
+    assert users[("ServiceAccount", "keystone-api")] == ["Deployment/keystone-api"]
+    # the RBAC of a workload's account is the workload's too
+    assert users[("RoleBinding", "keystone-openstack-keystone-api")] == ["Deployment/keystone-api"]
+    assert users[("Role", "keystone-openstack-keystone-api")] == ["Deployment/keystone-api"]
+    # a job's own account is not a workload's
+    assert ("ServiceAccount", "keystone-db-sync") not in users
+
+
+def test_no_keystone_object_the_api_uses_is_ever_owned() -> None:
+    """Whatever the cluster holds (nothing, or a Phase's copy), no object the
+    running keystone-api or its CronJobs use ends up owned by a Phase."""
+    rendered = _keystone()
+    users = ownership.workload_users(r.obj for r in rendered)
+    used = set(users)
+    phase_copy = {"ownerReferences": [{"kind": "Phase", "name": "old", "uid": "u", "controller": True}]}
+    for r in rendered:
+        if r.kind not in ownership.CONFIG_KINDS:
+            continue
+        live_by_phase = copy.deepcopy(r.obj)
+        live_by_phase.setdefault("metadata", {}).update(phase_copy)
+        for live in (None, r.obj, live_by_phase):
+            decision = ownership.decide(r.obj, live, users)
+            if (r.kind, r.name) in used or r.source.startswith("templates/secret-fernet") \
+                    or r.source.startswith("templates/secret-credential-keys"):
+                assert not decision.owned, (r.key, decision.reason)
+
+
+def test_keystone_job_config_is_owned_when_the_phase_creates_it() -> None:
+    by_key = {r.key: r for r in _keystone()}
+    users = ownership.workload_users(r.obj for r in by_key.values())
+    for key in ("ServiceAccount/keystone-db-sync", "Role/keystone-openstack-keystone-db-sync",
+                "RoleBinding/keystone-openstack-keystone-db-sync"):
+        decision = ownership.decide(by_key[key].obj, None, users)
+        assert decision.owned, (key, decision.reason)
+
+
+# -- Applier: what reaches the cluster ---------------------------------------------
+
+class _Obj:
+    def __init__(self, data: Dict[str, Any]) -> None:
+        self.data = data
+
+    def to_dict(self) -> Dict[str, Any]:
+        return copy.deepcopy(self.data)
+
+
+class _Res:
+    """One kind of a fake cluster: get, server-side apply and patch, recorded."""
+
+    namespaced = True
+
+    def __init__(self, kind: str, live: Dict[str, Dict[str, Any]]) -> None:
+        self.kind, self.name, self.live = kind, kind.lower() + "s", live
+        self.applied: List[Dict[str, Any]] = []
+        self.patched: List[Tuple[str, Dict[str, Any], str]] = []
+
+    def get(self, name: str, namespace: str) -> _Obj:
+        from kubernetes.dynamic.exceptions import NotFoundError
+        from kubernetes.client.rest import ApiException
+        if name not in self.live:
+            raise NotFoundError(ApiException(status=404))
+        return _Obj(self.live[name])
+
+    def server_side_apply(self, body: Dict[str, Any], name: str, **_: Any) -> _Obj:
+        self.applied.append(copy.deepcopy(body))
+        out = copy.deepcopy(body)
+        out["metadata"]["resourceVersion"] = "2"
+        return _Obj(out)
+
+    def patch(self, body: Dict[str, Any], name: str, content_type: str, **_: Any) -> _Obj:
+        self.patched.append((name, copy.deepcopy(body), content_type))
+        return _Obj(self.live[name])
+
+
+class _Dyn:
+    def __init__(self, res: _Res) -> None:
+        self.resources, self.res = self, res
+
+    def get(self, api_version: str, kind: str) -> _Res:
+        return self.res
+
+
+OWNER = {"apiVersion": "lifecycle.openstack.org/v1alpha1", "kind": "Phase", "name": "ks-install-x",
+         "uid": "phase-uid", "controller": True, "blockOwnerDeletion": True}
+LABELS = {"lifecycle.openstack.org/phase": "ks-install-x", "lifecycle.openstack.org/service": "keystone"}
+
+
+def _applier(kind: str, live: Optional[Dict[str, Any]] = None,
+             users: Optional[Dict[Tuple[str, str], List[str]]] = None) -> Tuple[apply.Applier, _Res]:
+    res = _Res(kind, {live["metadata"]["name"]: live} if live else {})
+    return apply.Applier(_Dyn(res), "openstack", users=users), res
+
+
+FERNET = {"apiVersion": "v1", "kind": "Secret",
+          "metadata": {"name": "keystone-fernet-keys",
+                       "annotations": {"helm.sh/hook": "pre-install", "helm.sh/resource-policy": "keep"}}}
+
+
+def test_an_absent_keep_policy_hook_secret_is_created_without_an_owner() -> None:
+    applier, res = _applier("Secret")
+    result = applier.apply(FERNET, OWNER, LABELS)
+    (body,) = res.applied
+    assert "ownerReferences" not in body["metadata"]
+    assert (result.action, result.owned) == ("created", False)
+    assert "created without an owner" in result.reason and result.note == result.reason
+
+
+def test_a_live_keep_policy_secret_is_used_as_it_is() -> None:
+    live = copy.deepcopy(FERNET)
+    live["data"] = {"0": "cm90YXRlZA=="}
+    applier, res = _applier("Secret", live)
+    result = applier.apply(FERNET, OWNER, LABELS)
+    assert res.applied == [] and res.patched == []
+    assert (result.action, result.owned, result.changed) == ("shared", False, False)
+
+
+def test_a_keep_policy_secret_a_phase_took_is_released_content_untouched() -> None:
+    live = copy.deepcopy(FERNET)
+    live["metadata"].update(resourceVersion="7", ownerReferences=[
+        {"kind": "Phase", "name": "old", "uid": "u1", "controller": True},
+        {"kind": "ConfigMap", "name": "anchor", "uid": "u2"}])
+    live["data"] = {"0": "cm90YXRlZA=="}
+    applier, res = _applier("Secret", live)
+    result = applier.apply(FERNET, OWNER, LABELS)
+    assert res.applied == []  # the content is never re-applied
+    ((name, patch, content_type),) = res.patched
+    assert name == "keystone-fernet-keys" and content_type == "application/merge-patch+json"
+    assert patch == {"metadata": {"ownerReferences": [{"kind": "ConfigMap", "name": "anchor", "uid": "u2"}],
+                                  "resourceVersion": "7"}}
+    assert (result.action, result.released, result.changed, result.owned) == ("shared", True, True, False)
+    assert "released from Phase old" in result.note
+
+
+def test_the_last_phase_owner_reference_released_clears_the_list() -> None:
+    live = {"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "keystone-etc", "resourceVersion": "3",
+                         "ownerReferences": [{"kind": "Phase", "name": "old", "uid": "u1", "controller": True}]}}
+    applier, res = _applier("ConfigMap", live, {("ConfigMap", "keystone-etc"): ["Deployment/keystone-api"]})
+    applier.apply(live, OWNER, LABELS)
+    assert res.patched[0][1]["metadata"]["ownerReferences"] is None
+
+
+def test_a_new_job_config_object_is_owned() -> None:
+    applier, res = _applier("ServiceAccount")
+    result = applier.apply({"apiVersion": "v1", "kind": "ServiceAccount",
+                            "metadata": {"name": "keystone-db-sync"}}, OWNER, LABELS)
+    assert res.applied[0]["metadata"]["ownerReferences"] == [OWNER]
+    assert res.applied[0]["metadata"]["labels"] == LABELS
+    assert (result.action, result.owned) == ("created", True)
+
+
+def test_a_config_object_a_workload_mounts_is_created_without_owner() -> None:
+    applier, res = _applier("ConfigMap", users={("ConfigMap", "keystone-etc"): ["Deployment/keystone-api"]})
+    result = applier.apply({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "keystone-etc"}},
+                           OWNER, LABELS)
+    assert "ownerReferences" not in res.applied[0]["metadata"]
+    assert not result.owned and "used by Deployment/keystone-api" in result.reason
