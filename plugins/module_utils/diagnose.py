@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional, Tuple
 
 from ansible_collections.lcm.openstack.plugins.module_utils.compat import ApiException, CoreV1Api, DynamicApiError
+from ansible_collections.lcm.openstack.plugins.module_utils.failures import FAILURE_THRESHOLD, UNSCHEDULABLE
 from ansible_collections.lcm.openstack.plugins.module_utils.readiness import (
     CURRENT, Readiness, explain_pod,
 )
@@ -39,22 +40,25 @@ def pods_of(dyn: Any, namespace: str, obj: Dict[str, Any]) -> List[Dict[str, Any
 
 
 def why(dyn: Any, namespace: str, key: Tuple[str, str], state: Readiness,
-        obj: Optional[Dict[str, Any]]) -> str:
-    """One line: the object, its state, and what its pods are doing."""
+        obj: Optional[Dict[str, Any]], pods: Optional[List[Dict[str, Any]]] = None) -> str:
+    """One line: the object, its state, and what its pods are doing. `pods`, when
+    the waiter saw them, saves asking the cluster again."""
     kind, name = key
     line = f"{kind} {name}: {state.message or state.state}"
-    if obj is None or state.state == CURRENT:
+    # The failure rules' own message names the pod, its container and its exit.
+    if obj is None or state.state == CURRENT or state.reason in (FAILURE_THRESHOLD, UNSCHEDULABLE):
         return line
     pod_notes = [f"pod {p['metadata']['name']} {explain_pod(p)}"
-                 for p in pods_of(dyn, namespace, obj)
+                 for p in (pods if pods is not None else pods_of(dyn, namespace, obj))
                  if kind != "Pod" and (p.get("status") or {}).get("phase") != "Succeeded"]
     return "; ".join([line] + pod_notes[:3])
 
 
-def log_tail(dyn: Any, namespace: str, obj: Dict[str, Any]) -> str:
+def log_tail(dyn: Any, namespace: str, obj: Dict[str, Any],
+             pods: Optional[List[Dict[str, Any]]] = None) -> str:
     """The end of the failing container's output: its termination message (the
     kubelet's copy of the log tail with FallbackToLogsOnError), else its log."""
-    for pod in reversed(pods_of(dyn, namespace, obj)):
+    for pod in reversed(pods if pods else pods_of(dyn, namespace, obj)):
         status = pod.get("status") or {}
         for cstatus in (status.get("initContainerStatuses") or []) + (status.get("containerStatuses") or []):
             term = (cstatus.get("state") or {}).get("terminated") or \

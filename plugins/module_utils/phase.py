@@ -34,6 +34,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils.redact import Redact
 from ansible_collections.lcm.openstack.plugins.module_utils.spec import (
     PhaseRequest, build_spec, phase_body, spec_hash,
 )
+from ansible_collections.lcm.openstack.plugins.module_utils.stop import stop_jobs
 from ansible_collections.lcm.openstack.plugins.module_utils.waiter import Target, wait_for
 
 DRY_RUN_UID = "00000000-0000-0000-0000-000000000000"
@@ -190,12 +191,15 @@ class PhaseRunner:
                 targets = [Target(a.api_version, a.kind, a.name, labelled=a.action != "shared")
                            for a in applied[-len(wave):]]
                 result = wait_for(self.dyn, req.namespace, targets, f"{LABEL_PHASE}={name}",
-                                  max(1.0, deadline - time.monotonic()), on_change=writer.progress)
+                                  max(1.0, deadline - time.monotonic()), on_change=writer.progress,
+                                  policy=req.failure_policy)
                 writer.record(result)
                 if not (result.failed or result.timed_out) and _takes_backup(req, wave):
                     writer.backup_taken(req.backup_ref)
                 if result.failed or result.timed_out:
-                    writer.fail(self.dyn, result, req.timeout)
+                    # Read why before stopping: a suspended Job's pods are deleted.
+                    failure = writer.diagnose(self.dyn, result, req.timeout)
+                    writer.fail(failure, stop_jobs(self.dyn, writer.phase))
                     raise PhaseFailed(writer.phase["status"]["message"], changed=True,
                                       phase=summary(writer.phase), objects_applied=_actions(applied))
             writer.succeed()
@@ -204,12 +208,12 @@ class PhaseRunner:
         except PhaseFailed:
             raise
         except PhaseError as exc:
-            writer.fail_with(exc)
+            writer.fail_with(exc, stop_jobs(self.dyn, writer.phase))
             raise PhaseFailed(str(exc), changed=True, phase=summary(writer.phase),
                               objects_applied=_actions(applied)) from exc
         except Exception as exc:  # an API call or a bug: never leave the Phase Running behind
             message = f"the phase stopped on an unexpected error: {type(exc).__name__}: {exc}"
-            writer.fail_with(PhaseError(message))
+            writer.fail_with(PhaseError(message), stop_jobs(self.dyn, writer.phase))
             raise PhaseFailed(message, changed=True, phase=summary(writer.phase),
                               objects_applied=_actions(applied)) from exc
         finally:

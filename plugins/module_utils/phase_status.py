@@ -5,8 +5,9 @@ it is, and read it back as the module's snake_case return value."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ansible_collections.lcm.openstack.plugins.module_utils.compat import DynamicApiError
 from ansible_collections.lcm.openstack.plugins.module_utils import diagnose
@@ -16,8 +17,20 @@ from ansible_collections.lcm.openstack.plugins.module_utils.readiness import NOT
 from ansible_collections.lcm.openstack.plugins.module_utils.redact import Redactor
 from ansible_collections.lcm.openstack.plugins.module_utils.render import Rendered
 from ansible_collections.lcm.openstack.plugins.module_utils.selection import waves
+from ansible_collections.lcm.openstack.plugins.module_utils.stop import describe
 
 Key = Tuple[str, str]
+
+
+@dataclass(frozen=True)
+class Failure:
+    """Why a phase failed, read from the cluster before its Jobs are stopped
+    (stopping a Job deletes the pods whose exit it quotes)."""
+
+    failed_object: Optional[str]
+    reason: str
+    message: str
+    tail: str = ""
 
 
 def now() -> str:
@@ -49,6 +62,7 @@ class StatusWriter:
             "state": RUNNING,
             "startedAt": status.get("startedAt") or now(),
             "completedAt": None, "failedObject": None, "reason": None, "logTail": None,
+            "stoppedJobs": None,
             "observedGeneration": self.phase["metadata"].get("generation"),
             "specHash": self.phase["metadata"].get("labels", {}).get("lifecycle.openstack.org/spec-hash"),
             "message": "starting" if self.order else "no objects: nothing to run",
@@ -81,26 +95,32 @@ class StatusWriter:
                      "conditions": [_condition("Ready", "True", "Succeeded", message)],
                      "objects": self._objects()})
 
-    def fail(self, dyn: Any, result: Any, timeout: float) -> None:
+    def diagnose(self, dyn: Any, result: Any, timeout: float) -> Failure:
+        """The failed object (or, on a timeout, every one not ready) and why."""
+        namespace = self.phase["metadata"]["namespace"]
+        pods = getattr(result, "pods", {})
         if result.failed:
             key = result.failed[0]
             state = result.states[key]
-            reason = state.reason or "Failed"
-            message = diagnose.why(dyn, self.phase["metadata"]["namespace"], key, state,
-                                   result.objects.get(key))
-            tail = diagnose.log_tail(dyn, self.phase["metadata"]["namespace"], result.objects[key]) \
+            message = diagnose.why(dyn, namespace, key, state, result.objects.get(key), pods.get(key))
+            tail = diagnose.log_tail(dyn, namespace, result.objects[key], pods.get(key)) \
                 if key in result.objects else ""
-            message = f"{key[0]} {key[1]} failed: {message.split(': ', 1)[-1]}"
-        else:
-            pending = [k for k in self.order if k in result.states and not result.states[k].terminal]
-            key, reason, tail = pending[0], "Timeout", ""
-            lines = [diagnose.why(dyn, self.phase["metadata"]["namespace"], k, result.states[k],
-                                  result.objects.get(k)) for k in pending]
-            message = f"timed out after {timeout:.0f}s waiting for: " + "; ".join(lines)
-        self._failed(f"{key[0]}/{key[1]}", reason, message, tail)
+            return Failure(f"{key[0]}/{key[1]}", state.reason or "Failed",
+                           f"{key[0]} {key[1]} failed: {message.split(': ', 1)[-1]}", tail)
+        pending = [k for k in self.order if k in result.states and not result.states[k].terminal]
+        lines = [diagnose.why(dyn, namespace, k, result.states[k], result.objects.get(k), pods.get(k))
+                 for k in pending]
+        return Failure(f"{pending[0][0]}/{pending[0][1]}", "Timeout",
+                       f"timed out after {timeout:.0f}s waiting for: " + "; ".join(lines))
 
-    def fail_with(self, exc: Exception) -> None:
-        self._failed(None, "Error", str(exc), "")
+    def fail(self, failure: Failure, stopped: Sequence[Dict[str, Any]] = ()) -> None:
+        """Failed, with the Jobs that were stopped because of it."""
+        said = describe(list(stopped))
+        self._failed(failure.failed_object, failure.reason,
+                     f"{failure.message} ({said})" if said else failure.message, failure.tail, stopped)
+
+    def fail_with(self, exc: Exception, stopped: Sequence[Dict[str, Any]] = ()) -> None:
+        self.fail(Failure(None, "Error", str(exc)), stopped)
 
     def note(self, message: str) -> None:
         """What a running phase does now, for the MESSAGE column; nothing else changes."""
@@ -117,11 +137,13 @@ class StatusWriter:
         """Failed for a reason of the caller's (a phase that owns no objects)."""
         self._failed(failed_object, reason, message, "")
 
-    def _failed(self, failed_object: Optional[str], reason: str, message: str, tail: str) -> None:
+    def _failed(self, failed_object: Optional[str], reason: str, message: str, tail: str,
+                stopped: Sequence[Dict[str, Any]] = ()) -> None:
         message = self.redactor.redact(message)
         self._patch({"state": FAILED, "completedAt": now(), "message": message,
                      "failedObject": failed_object, "reason": reason,
                      "logTail": self.redactor.redact(tail) or None,
+                     "stoppedJobs": [self.redactor.redact_deep(dict(s)) for s in stopped] or None,
                      "conditions": [_condition("Ready", "False", reason, message),
                                     _condition("Failed", "True", reason, message)],
                      "objects": self._objects()})
@@ -147,6 +169,10 @@ def _condition(ctype: str, status: str, reason: str, message: str) -> Dict[str, 
             "lastTransitionTime": now()}
 
 
+def _snake(record: Dict[str, Any]) -> Dict[str, Any]:
+    return {"".join(f"_{c.lower()}" if c.isupper() else c for c in k): v for k, v in record.items()}
+
+
 def summary(phase: Dict[str, Any]) -> Dict[str, Any]:
     """A Phase as the modules return it (snake_case keys)."""
     meta, spec, status = phase["metadata"], phase.get("spec") or {}, phase.get("status") or {}
@@ -163,7 +189,8 @@ def summary(phase: Dict[str, Any]) -> Dict[str, Any]:
     }
     if status.get("state") == FAILED:
         out.update(failed_object=status.get("failedObject"), reason=status.get("reason"),
-                   log_tail=status.get("logTail") or "")
+                   log_tail=status.get("logTail") or "",
+                   stopped_jobs=[_snake(s) for s in status.get("stoppedJobs") or []])
     if status.get("backupRef"):
         out["backup_ref"] = status["backupRef"]
     return out

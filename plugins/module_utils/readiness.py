@@ -95,7 +95,7 @@ def _job(obj: Mapping[str, Any]) -> Readiness:
     return Readiness(IN_PROGRESS, counts)
 
 
-def _statuses(pod: Mapping[str, Any]) -> List[Tuple[str, Mapping[str, Any]]]:
+def container_statuses(pod: Mapping[str, Any]) -> List[Tuple[str, Mapping[str, Any]]]:
     """(label, status) for init containers first, then the regular containers."""
     status = _get(pod, "status", default={})
     return ([("init container", s) for s in status.get("initContainerStatuses") or []]
@@ -114,7 +114,7 @@ def explain_pod(pod: Mapping[str, Any]) -> str:
     sched = _condition(pod, "PodScheduled")
     if sched is not None and sched.get("status") == "False":
         return _join(phase, sched.get("reason") or "NotScheduled", sched.get("message"))
-    for label, cstatus in _statuses(pod):
+    for label, cstatus in container_statuses(pod):
         waiting = _get(cstatus, "state", "waiting")
         term = _get(cstatus, "state", "terminated")
         if waiting is not None:
@@ -127,7 +127,7 @@ def explain_pod(pod: Mapping[str, Any]) -> str:
         if label == "init container" and term is None:
             return _join(phase, f"init container {cstatus.get('name')} running")
     if phase == "Running":
-        unready = [s.get("name") for label, s in _statuses(pod)
+        unready = [s.get("name") for label, s in container_statuses(pod)
                    if label == "container" and not s.get("ready")]
         return "Running, not Ready" + (f" (waiting on {', '.join(unready)})" if unready else "")
     return str(phase)
@@ -141,7 +141,7 @@ def _pod(obj: Mapping[str, Any]) -> Readiness:
         status_reason = _get(obj, "status", "reason", default="")
         status_message = _get(obj, "status", "message", default="")
         exits, first_term = [], ""
-        for label, cstatus in _statuses(obj):
+        for label, cstatus in container_statuses(obj):
             term = _get(cstatus, "state", "terminated")
             if term is not None and term.get("exitCode", 0) != 0:
                 first_term = first_term or term.get("reason") or "Error"
@@ -151,7 +151,7 @@ def _pod(obj: Mapping[str, Any]) -> Readiness:
         parts = [_join(status_reason, None if said else status_message)] + exits
         reason = status_reason or first_term or "Failed"
         return Readiness(FAILED, "; ".join(p for p in parts if p) or "Failed", reason)
-    for _label, cstatus in _statuses(obj):
+    for _label, cstatus in container_statuses(obj):
         reason = _get(cstatus, "state", "waiting", "reason")
         if reason in STALLED_WAITING:
             return Readiness(FAILED, explain_pod(obj), reason)

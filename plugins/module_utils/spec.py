@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.failures import FailurePolicy
 from ansible_collections.lcm.openstack.plugins.module_utils.model import (
     API_VERSION, LABEL_SERVICE, LABEL_SPEC_HASH, LABEL_TYPE, PHASE_KIND, PHASE_TYPES,
 )
@@ -38,7 +39,13 @@ TYPE_BLOCKS = {
                                    "canary_port": "canaryPort", "from_weight": "fromWeight",
                                    "pause_seconds": "pauseSeconds", "check": "check"}),
 }
-BLOCK_NAMES = ("upgrade", "rollback", "uninstall", "test", "traffic")
+# Blocks every phase type takes: module option -> Phase spec field. Not part
+# of a phase's identity: changing how failures are judged does not make a
+# Succeeded phase run again.
+COMMON_BLOCKS = {
+    "failure": ("failure", {"threshold": "threshold", "unschedulable_grace": "unschedulableGraceSeconds"}),
+}
+BLOCK_NAMES = ("upgrade", "rollback", "uninstall", "test", "traffic") + tuple(COMMON_BLOCKS)
 
 
 @dataclass
@@ -98,8 +105,11 @@ class PhaseRequest:
             raise PhaseError("rollback.restore_database needs rollback.backup_ref: the backup_ref an upgrade "
                              "Phase recorded (lcm.openstack.phase_info lists it)")
         own = TYPE_BLOCKS.get(self.type, ("", {}))[0]
+        for key, value in (self.blocks.get("failure") or {}).items():
+            if value is not None and value < 0:
+                raise PhaseError(f"failure.{key} must be 0 or more, not {value}")
         for block, value in self.blocks.items():
-            if value and block != own:
+            if value and block != own and block not in COMMON_BLOCKS:
                 raise PhaseError(f"option {block} does not apply to a {self.type} phase"
                                  + (f"; its options go under {own}" if own else ""))
 
@@ -112,6 +122,12 @@ class PhaseRequest:
         if self.type == "rollback" and opts.get("restore_database"):
             return str(opts.get("backup_ref") or "")
         return ""
+
+    @property
+    def failure_policy(self) -> FailurePolicy:
+        """How the phase's waits judge failing and unschedulable pods."""
+        given = self.blocks.get("failure") or {}
+        return FailurePolicy(**{k: given[k] for k in COMMON_BLOCKS["failure"][1] if given.get(k) is not None})
 
     @property
     def options(self) -> Dict[str, Any]:
@@ -170,6 +186,9 @@ def build_spec(req: PhaseRequest, objects: List[Dict[str, Any]]) -> Dict[str, An
     block = {fields[k]: v for k, v in req.options.items() if v is not None and k in fields}
     if block:
         spec[block_name] = block
+    policy = req.failure_policy
+    spec["failure"] = {"threshold": int(policy.threshold),
+                       "unschedulableGraceSeconds": int(policy.unschedulable_grace)}
     return spec
 
 

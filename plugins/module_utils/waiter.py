@@ -2,12 +2,16 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Wait, by watch, until a set of objects is Current or one of them Failed.
 
-One watch per kind (objects the phase applied carry its label) plus one per
-object the phase only shares. Each watch lists once, then watches from that
+One watch per kind (objects the phase applied carry its label), one per
+object the phase only shares, and one on the pods of the Jobs waited for (by
+their job-name label), so a Job whose pods keep failing or cannot be
+scheduled fails without waiting for the Job's own verdict (failures.py).
+Each watch lists once, then watches from that
 list's resourceVersion; when a watch ends it resumes from the last
 resourceVersion it saw (bookmarks keep it fresh), and when the apiserver
 answers 410 Gone it lists again. No sleeping, no polling: the wait returns as
-soon as the event that decides it arrives.
+soon as the event that decides it arrives, or when the grace of an
+unschedulable pod ends (the next wake-up of the event queue).
 
 kubernetes.core's waiter polls (wait_sleep) one object at a time, and the
 python client's Watch does not resume after 410, which is why this exists.
@@ -24,6 +28,9 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 from ansible_collections.lcm.openstack.plugins.module_utils.compat import ApiException
 from ansible_collections.lcm.openstack.plugins.module_utils.compat import watch as k8s_watch
 from ansible_collections.lcm.openstack.plugins.module_utils.errors import api_error
+from ansible_collections.lcm.openstack.plugins.module_utils.failures import (
+    JOB_NAME_LABEL, FailurePolicy, judge, pods_of_job, unschedulable,
+)
 from ansible_collections.lcm.openstack.plugins.module_utils.readiness import (
     FAILED, Readiness, assess,
 )
@@ -50,6 +57,8 @@ class WaitResult:
     objects: Dict[Key, Dict[str, Any]]
     timed_out: bool = False
     failed: List[Key] = field(default_factory=list)
+    # The pods behind each Job, as last seen: what a failure message quotes.
+    pods: Dict[Key, List[Dict[str, Any]]] = field(default_factory=dict)
 
     @property
     def pending(self) -> List[Key]:
@@ -61,10 +70,11 @@ class _KindWatch(threading.Thread):
 
     def __init__(self, dyn: Any, resource: Any, namespace: str, events: "queue.Queue",
                  covers: Sequence[Key], label_selector: Optional[str] = None,
-                 field_selector: Optional[str] = None) -> None:
+                 field_selector: Optional[str] = None, job_pods: bool = False) -> None:
         super().__init__(daemon=True, name=f"watch-{resource.kind}")
         self.dyn, self.res, self.namespace, self.events = dyn, resource, namespace, events
         self.covers = set(covers)
+        self.job_pods = job_pods  # watches the pods of the Jobs waited for, not targets
         self.selectors = {"label_selector": label_selector, "field_selector": field_selector}
         self.stopped = threading.Event()
         self.watcher = k8s_watch.Watch()
@@ -112,15 +122,22 @@ class _KindWatch(threading.Thread):
 
 
 class _Tracker:
-    """The latest object and readiness of each target."""
+    """The latest object and readiness of each target, and the pods of its Jobs."""
 
-    def __init__(self, targets: Sequence[Target]) -> None:
+    def __init__(self, targets: Sequence[Target], policy: FailurePolicy = FailurePolicy(),
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.wanted = {t.key: t for t in targets}
+        self.policy, self.clock = policy, clock
         self.objects: Dict[Key, Dict[str, Any]] = {}
         self.states: Dict[Key, Readiness] = {k: assess(None) for k in self.wanted}
+        self.pods: Dict[str, Dict[str, Dict[str, Any]]] = {}  # job name -> pod name -> pod
+        # target -> pod name -> when this wait first saw the pod unschedulable
+        self.unscheduled: Dict[Key, Dict[str, float]] = {}
 
     def seen(self, w: _KindWatch, items: List[Dict[str, Any]], gone: bool = False,
              full_list: bool = False) -> bool:
+        if getattr(w, "job_pods", False):
+            return self._pods_seen(items, gone, full_list)
         changed = False
         present = set()
         for obj in items:
@@ -135,20 +152,75 @@ class _Tracker:
                 changed |= self._set(key, None)
         return changed
 
+    def _pods_seen(self, items: List[Dict[str, Any]], gone: bool, full_list: bool) -> bool:
+        touched = set(self.pods) if full_list else set()
+        if full_list:
+            self.pods = {}
+        for pod in items:
+            job = ((pod.get("metadata") or {}).get("labels") or {}).get(JOB_NAME_LABEL)
+            if not job:
+                continue
+            touched.add(job)
+            bucket = self.pods.setdefault(job, {})
+            if gone:
+                bucket.pop(pod["metadata"]["name"], None)
+            else:
+                bucket[pod["metadata"]["name"]] = pod
+        changed = False
+        for job in sorted(touched):
+            if ("Job", job) in self.wanted:
+                changed |= self._reassess(("Job", job))
+        return changed
+
     def _set(self, key: Key, obj: Optional[Dict[str, Any]]) -> bool:
         if obj is None:
             self.objects.pop(key, None)
         else:
             self.objects[key] = obj
-        new = assess(obj)
+        return self._reassess(key)
+
+    def pods_of(self, key: Key) -> List[Dict[str, Any]]:
+        """The pods a target runs: a Job's own pods, or a bare Pod itself."""
+        obj = self.objects.get(key)
+        if obj is None:
+            return []
+        if key[0] == "Pod":
+            return [obj]
+        if key[0] == "Job":
+            return pods_of_job(obj, self.pods.get(key[1], {}).values())
+        return []
+
+    def _reassess(self, key: Key) -> bool:
+        obj, pods = self.objects.get(key), self.pods_of(key)
+        now = self.clock()
+        before = self.unscheduled.get(key, {})
+        self.unscheduled[key] = {p["metadata"]["name"]: before.get(p["metadata"]["name"], now)
+                                 for p in pods if unschedulable(p) is not None}
+        since = self.unscheduled[key]
+        new = judge(assess(obj), obj if key[0] == "Job" else None, pods, self.policy,
+                    lambda p: now - since.get(p["metadata"]["name"], now))
         if self.states[key] == new:
             return False
         self.states[key] = new
         return True
 
+    def next_check(self) -> Optional[float]:
+        """When (on the clock) the grace of an unschedulable pod ends, if any does."""
+        ends = [t + self.policy.unschedulable_grace for key, pods in self.unscheduled.items()
+                if not self.states[key].terminal for t in pods.values()]
+        return min(ends) if ends else None
+
+    def tick(self) -> bool:
+        """Look again at the targets with unschedulable pods: their grace may be over."""
+        changed = False
+        for key in [k for k, pods in self.unscheduled.items() if pods]:
+            changed |= self._reassess(key)
+        return changed
+
     def result(self, timed_out: bool = False) -> WaitResult:
         failed = [k for k, r in self.states.items() if r.state == FAILED]
-        return WaitResult(dict(self.states), dict(self.objects), timed_out, failed)
+        pods = {k: self.pods_of(k) for k in self.wanted if k[0] == "Job"}
+        return WaitResult(dict(self.states), dict(self.objects), timed_out, failed, pods)
 
 
 def wait_for(
@@ -159,10 +231,11 @@ def wait_for(
     timeout: float,
     on_change: Optional[Callable[[Dict[Key, Readiness]], None]] = None,
     fail_fast: bool = True,
+    policy: FailurePolicy = FailurePolicy(),
 ) -> WaitResult:
     """Block until every target is Current, one is Failed (fail_fast), or the timeout."""
     events: "queue.Queue" = queue.Queue()
-    tracker = _Tracker(targets)
+    tracker = _Tracker(targets, policy)
     watches = _start_watches(dyn, namespace, targets, label_selector, events)
     listed: set = set()
     deadline = time.monotonic() + timeout
@@ -172,12 +245,17 @@ def wait_for(
                 states = tracker.states.values()
                 if (fail_fast and any(r.state == FAILED for r in states)) or all(r.terminal for r in states):
                     return tracker.result()
-            remaining = deadline - time.monotonic()
+            now = time.monotonic()
+            remaining = deadline - now
             if remaining <= 0:
                 return tracker.result(timed_out=True)
+            wake = tracker.next_check()
             try:
-                kind, w, payload = events.get(timeout=remaining)
-            except queue.Empty:
+                kind, w, payload = events.get(
+                    timeout=remaining if wake is None else max(0.0, min(remaining, wake - now)))
+            except queue.Empty:  # the timeout, or the end of a grace: look again
+                if tracker.tick() and on_change:
+                    on_change(dict(tracker.states))
                 continue
             if kind == "ERROR":
                 raise api_error(payload, "watch", w.res.name, namespace)
@@ -205,6 +283,11 @@ def _start_watches(dyn: Any, namespace: str, targets: Sequence[Target], label_se
     for (api_version, kind), keys in by_kind.items():
         res = dyn.resources.get(api_version=api_version, kind=kind)
         watches.append(_KindWatch(dyn, res, namespace, events, keys, label_selector=label_selector))
+    jobs = sorted({t.name for t in targets if t.kind == "Job"})
+    if jobs:  # a Job's pods carry its name, not the phase's label
+        res = dyn.resources.get(api_version="v1", kind="Pod")
+        watches.append(_KindWatch(dyn, res, namespace, events, [], job_pods=True,
+                                  label_selector=f"{JOB_NAME_LABEL} in ({','.join(jobs)})"))
     for w in watches:
         w.start()
     return watches

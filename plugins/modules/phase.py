@@ -25,6 +25,16 @@ description:
     and this one attaches to it; Failed means it runs again.
   - A failed phase fails the task with one message naming the object and why,
     and returns the Phase status with C(failed_object), C(reason) and C(log_tail).
+  - A Job whose pods keep failing fails the phase once its failed runs reach
+    O(failure.threshold), without waiting for the Job's own backoff limit
+    (openstack-helm sets 1000); a pod the scheduler cannot place fails it after
+    O(failure.unschedulable_grace). The message names the Job, the pod, the
+    container, its exit code, reason and termination message.
+  - When a phase fails (a failed object, the failure threshold, an unschedulable
+    pod, an error or the timeout), its Jobs that have not finished are
+    suspended, so nothing keeps running against the database; the Phase records
+    them in C(status.stoppedJobs). Running the phase again deletes the Failed
+    Phase with its Jobs and starts afresh.
   - Updates the service's C(ServiceLifecycle) record as the phase starts and ends.
   - Needs the CRDs that the C(lcm.openstack.crds) role installs.
 options:
@@ -116,6 +126,33 @@ options:
     description: Seconds this run waits for the phase before it is marked Failed.
     type: int
     default: 600
+  failure:
+    description:
+      - When a running phase gives up on its pods before O(timeout). Recorded in
+        the Phase's C(spec.failure); not part of the Phase's identity.
+    type: dict
+    default: {}
+    suboptions:
+      threshold:
+        description:
+          - Failed runs of a Job's pods that fail the phase at once, counted as
+            the restarts of their containers (C(restartPolicy=OnFailure), as
+            openstack-helm runs them) plus the Job's failed pods
+            (C(restartPolicy=Never)).
+          - The default, 3, lets one or two runs fail on a dependency that is not
+            up yet and stops a real fault within about a minute (the kubelet
+            waits 10s, then 20s, before a restart).
+          - V(0) turns the count off; the Job's own C(backoffLimit) and
+            O(timeout) still apply.
+        type: int
+        default: 3
+      unschedulable_grace:
+        description:
+          - Seconds a pod of the phase may stay unschedulable before the phase
+            fails with the scheduler's message, counted from when this run
+            first saw it so. Leaves time for an autoscaler or a joining node.
+        type: int
+        default: 60
   wait:
     description:
       - Wait for the phase to end. With V(false) the Phase is created and its first
@@ -308,7 +345,7 @@ phase:
       returned: when the phase failed
       sample: Job/keystone-db-sync
     reason:
-      description: Why it failed, for example BackoffLimitExceeded or Timeout.
+      description: Why it failed, for example BackoffLimitExceeded, FailureThreshold, Unschedulable or Timeout.
       type: str
       returned: when the phase failed
       sample: BackoffLimitExceeded
@@ -316,6 +353,18 @@ phase:
       description: The last lines the failing container wrote, credentials masked.
       type: str
       returned: when the phase failed
+    stopped_jobs:
+      description:
+        - The Jobs of the phase that had not finished when it failed, and what
+          was done to each. V(Suspended) (the Job controller deleted their
+          active pods), or V(NotStopped) with a C(message) saying why.
+      type: list
+      elements: dict
+      returned: when the phase failed
+      sample:
+        - name: keystone-db-sync
+          action: Suspended
+          active_pods: 1
     backup_ref:
       description: The database backup an upgrade took, once its backup job is Current.
       type: str
@@ -355,6 +404,8 @@ def argument_spec():
         release_revision=dict(type="int"),
         source=dict(type="dict", default={}, options=source_options()),
         timeout=dict(type="int", default=600),
+        failure=dict(type="dict", default={}, options=dict(
+            threshold=dict(type="int", default=3), unschedulable_grace=dict(type="int", default=60))),
         wait=dict(type="bool", default=True),
         state=dict(type="str", default="present", choices=["present", "absent"]),
         helm_binary=dict(type="path", aliases=["binary_path"]),

@@ -137,7 +137,7 @@ def test_build_spec_without_chart_has_no_values_digest() -> None:
 
 def test_build_spec_block_only_of_its_own_type() -> None:
     spec = build_spec(_req("install", blocks={"upgrade": {"backup_database": True}}), OBJECTS)
-    assert not any(k in spec for k in spec_mod.BLOCK_NAMES)
+    assert not any(k in spec for k in spec_mod.BLOCK_NAMES if k not in spec_mod.COMMON_BLOCKS)
     spec = build_spec(_req("trafficdrain", blocks={"traffic": {"backend": "service_selector",
                                                                "drain_grace_seconds": 30}}), OBJECTS)
     assert spec["traffic"] == {"backend": "service_selector", "drainGraceSeconds": 30}
@@ -368,3 +368,23 @@ def test_the_backup_name_survives_the_helm_upgrade_of_a_resumed_run() -> None:
     later = _req("upgrade", target_version="2025.2", release_revision=2, flow_id="update/t2",
                  blocks={"upgrade": {"backup_database": True}})
     assert before.backup_ref == after.backup_ref != later.backup_ref
+
+
+# -- failure policy ------------------------------------------------------------------
+
+def test_every_phase_records_its_failure_policy_defaults_included() -> None:
+    assert build_spec(_req(), OBJECTS)["failure"] == {"threshold": 3, "unschedulableGraceSeconds": 60}
+    req = _req("upgrade", blocks={"failure": {"threshold": 5, "unschedulable_grace": None}})
+    req.validate()
+    assert build_spec(req, OBJECTS)["failure"] == {"threshold": 5, "unschedulableGraceSeconds": 60}
+    assert (req.failure_policy.threshold, req.failure_policy.unschedulable_grace) == (5, 60)
+
+
+def test_the_failure_policy_is_no_part_of_a_phase_identity() -> None:
+    assert _hash(_req()) == _hash(_req(blocks={"failure": {"threshold": 1, "unschedulable_grace": 5}}))
+
+
+def test_a_negative_failure_option_is_refused() -> None:
+    with pytest.raises(PhaseError) as err:
+        _req(blocks={"failure": {"threshold": -1}}).validate()
+    assert "failure.threshold must be 0 or more, not -1" in str(err.value)

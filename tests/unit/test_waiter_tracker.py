@@ -7,6 +7,7 @@ from types import SimpleNamespace
 from typing import Any, Dict, Iterable, Optional, Tuple
 
 from ansible_collections.lcm.openstack.plugins.module_utils import readiness
+from ansible_collections.lcm.openstack.plugins.module_utils.failures import FailurePolicy
 from ansible_collections.lcm.openstack.plugins.module_utils.waiter import Target, _Tracker
 
 DB_SYNC = ("Job", "keystone-db-sync")
@@ -222,3 +223,103 @@ def test_a_watch_resumes_from_the_last_resource_version_and_relists_on_410() -> 
     assert dyn.resource_versions == ["10", "15"]  # resumed from the bookmark, not from the list
     assert kinds == [("LIST", []), ("ADDED", ["11"]), ("LIST", ["30"])]
     assert w.lists == 2
+
+
+# -- the pods of the Jobs waited for ---------------------------------------------
+
+JOB_PODS = SimpleNamespace(res=SimpleNamespace(kind="Pod", group_version="v1"), covers=set(), job_pods=True)
+
+
+def _owned_job(name: str) -> Dict[str, Any]:
+    job = _job(name, active=1)
+    job["metadata"]["uid"] = f"uid-{name}"
+    return job
+
+
+def _pod(name: str, job: str, restarts: int = 0, unschedulable: bool = False) -> Dict[str, Any]:
+    meta = {"name": name, "labels": {"batch.kubernetes.io/job-name": job},
+            "ownerReferences": [{"kind": "Job", "name": job, "uid": f"uid-{job}", "controller": True}]}
+    if unschedulable:
+        return {"metadata": meta, "status": {"phase": "Pending", "conditions": [
+            {"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+             "message": "0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector."}]}}
+    last = {"terminated": {"exitCode": 1, "reason": "Error", "message": "cannot reach database"}} if restarts else {}
+    return {"metadata": meta, "status": {"phase": "Running", "containerStatuses": [
+        {"name": "db-sync", "restartCount": restarts, "state": {"running": {}}, "lastState": last}]}}
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _pod_tracker(clock: Any = None, **policy: Any) -> _Tracker:
+    t = _Tracker([Target("batch/v1", "Job", "keystone-db-sync"), Target("batch/v1", "Job", "keystone-bootstrap")],
+                 FailurePolicy(**policy), clock or _Clock())
+    t.seen(JOBS, [_owned_job("keystone-db-sync"), _owned_job("keystone-bootstrap")], full_list=True)
+    return t
+
+
+def test_restarts_heard_from_pod_events_fail_the_job_at_the_threshold() -> None:
+    t = _pod_tracker()
+    assert t.seen(JOB_PODS, [], full_list=True) is False
+    assert t.seen(JOB_PODS, [_pod("keystone-db-sync-a", "keystone-db-sync", restarts=1)]) is True
+    assert t.states[DB_SYNC].state == readiness.IN_PROGRESS
+    assert "1 failed run(s), threshold 3" in t.states[DB_SYNC].message
+    t.seen(JOB_PODS, [_pod("keystone-db-sync-a", "keystone-db-sync", restarts=3)])
+    result = t.result()
+    assert result.failed == [DB_SYNC] and result.states[DB_SYNC].reason == "FailureThreshold"
+    assert "pod keystone-db-sync-a container db-sync exited 1 (Error): cannot reach database" in \
+        result.states[DB_SYNC].message
+    assert [p["metadata"]["name"] for p in result.pods[DB_SYNC]] == ["keystone-db-sync-a"]
+    assert t.states[BOOTSTRAP].state == readiness.IN_PROGRESS  # another Job's state is its own
+
+
+def test_a_pod_that_is_deleted_or_missing_from_a_relist_no_longer_counts() -> None:
+    t = _pod_tracker()
+    t.seen(JOB_PODS, [_pod("keystone-db-sync-a", "keystone-db-sync", restarts=2)])
+    assert t.seen(JOB_PODS, [_pod("keystone-db-sync-a", "keystone-db-sync", restarts=2)], gone=True) is True
+    assert "failed run" not in t.states[DB_SYNC].message
+    t.seen(JOB_PODS, [_pod("keystone-db-sync-a", "keystone-db-sync", restarts=2)])
+    assert t.seen(JOB_PODS, [], full_list=True) is True
+    assert t.result().pods[DB_SYNC] == []
+
+
+def test_pods_seen_before_their_job_count_once_it_arrives() -> None:
+    t = _Tracker([Target("batch/v1", "Job", "keystone-db-sync")], FailurePolicy(threshold=2), _Clock())
+    assert t.seen(JOB_PODS, [_pod("keystone-db-sync-a", "keystone-db-sync", restarts=2)]) is False
+    t.seen(JOBS, [_owned_job("keystone-db-sync")])
+    assert t.states[DB_SYNC].reason == "FailureThreshold"
+
+
+def test_an_unschedulable_pod_fails_its_job_when_the_grace_ends() -> None:
+    clock = _Clock()
+    t = _pod_tracker(clock, unschedulable_grace=30)
+    assert t.next_check() is None
+    t.seen(JOB_PODS, [_pod("keystone-db-sync-a", "keystone-db-sync", unschedulable=True)])
+    assert t.states[DB_SYNC].state == readiness.IN_PROGRESS
+    assert "Unschedulable: 0/1 nodes are available" in t.states[DB_SYNC].message
+    assert t.next_check() == 130.0  # the waiter's next wake-up: no event needed
+    clock.now = 120.0
+    # a later event for the same pod does not restart the grace
+    t.seen(JOB_PODS, [_pod("keystone-db-sync-a", "keystone-db-sync", unschedulable=True)])
+    assert t.tick() is False and t.next_check() == 130.0
+    clock.now = 130.0
+    assert t.tick() is True
+    state = t.states[DB_SYNC]
+    assert (state.state, state.reason) == (readiness.FAILED, "Unschedulable")
+    assert state.message.startswith("pod keystone-db-sync-a unschedulable for 30s: 0/1 nodes are available")
+    assert t.next_check() is None  # a Failed target needs no wake-up
+
+
+def test_a_pod_that_gets_scheduled_ends_its_grace() -> None:
+    clock = _Clock()
+    t = _pod_tracker(clock)
+    t.seen(JOB_PODS, [_pod("keystone-db-sync-a", "keystone-db-sync", unschedulable=True)])
+    t.seen(JOB_PODS, [_pod("keystone-db-sync-a", "keystone-db-sync")])
+    assert t.next_check() is None
+    clock.now = 1000.0
+    assert t.tick() is False and t.states[DB_SYNC].state == readiness.IN_PROGRESS
