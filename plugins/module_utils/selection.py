@@ -16,8 +16,13 @@ Whatever is chosen brings along the Secrets, ConfigMaps and ServiceAccounts
 an upgrade or a rollback needs its configuration and credentials re-created.
 
 Objects run in waves: every object of a wave must be Current before the next
-wave starts. Config objects come first; then the order of the template list;
-then Helm's hook weight; ``lifecycle.openstack.org/wave`` overrides both.
+wave starts. Config objects come first. Where the chart declares an order
+among the phase's objects (openstack-helm's kubernetes-entrypoint, see
+dependencies.py), the waves are its levels: a Job runs in the wave after
+every Job of the phase it waits for, and the Jobs of one level run together,
+as they do under Helm. Only when nothing is declared: the order of the
+template list, then Helm's hook weight. ``lifecycle.openstack.org/wave``
+overrides both, and orders within a level.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from __future__ import annotations
 import fnmatch
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
+from ansible_collections.lcm.openstack.plugins.module_utils.dependencies import Graph
 from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.model import (
     ANNOTATION_PHASES, DEFAULT_TEMPLATES, GROUP,
@@ -40,8 +46,10 @@ _POD_OWNERS = {"Job", "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "C
 
 
 def select(rendered: Sequence[Rendered], phase_type: str, mode: str,
-           templates: Optional[Sequence[str]] = None) -> List[Rendered]:
-    """The objects of one phase, each with its wave, sorted by wave."""
+           templates: Optional[Sequence[str]] = None, namespace: str = "") -> List[Rendered]:
+    """The objects of one phase, each with its wave, sorted by wave.
+    `namespace` is the one the chart is rendered for (the dependencies name
+    Services as namespace:name); empty matches them by name."""
     if mode not in MODES:
         raise PhaseError(f"unknown selection {mode!r}; use one of {', '.join(MODES)}")
     if mode in ("stage", "manifests"):
@@ -55,10 +63,24 @@ def select(rendered: Sequence[Rendered], phase_type: str, mode: str,
     else:
         chosen = _by_templates(rendered, phase_type, templates)
     chosen += _referenced(rendered, chosen)
+    chosen = _unique(chosen)
     for r in chosen:
         if r.kind in CONFIG_KINDS:
             r.wave = _explicit_wave(r) or CONFIG_WAVE
-    return sorted(_unique(chosen), key=lambda r: r.wave)
+    _declared_order(rendered, chosen, namespace)
+    return sorted(chosen, key=lambda r: r.wave)
+
+
+def _declared_order(rendered: Sequence[Rendered], chosen: List[Rendered], namespace: str) -> None:
+    """When the chart declares any order among the chosen objects, the wave
+    of each non-config object is its level (then its wave annotation, if any);
+    the template list and hook weights no longer count."""
+    levels = Graph(rendered, namespace).levels((r.kind, r.name) for r in chosen if r.kind not in CONFIG_KINDS)
+    if not any(levels.values()):
+        return  # nothing declared among them: template order and hook weights alone
+    for r in chosen:
+        if r.kind not in CONFIG_KINDS:
+            r.wave = (levels.get((r.kind, r.name), 0),) + (_explicit_wave(r) or (0,))
 
 
 def waves(objects: Sequence[Rendered]) -> List[List[Rendered]]:
