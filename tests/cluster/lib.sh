@@ -25,6 +25,14 @@ bed_cache_key() {
 }
 BED_BIN="$LCM_CACHE_DIR/bed-$KUBE_VERSION-$(bed_cache_key)/bin"
 
+# bedlet (cmd/bedlet, the bed's own component) changes more often than the
+# pins: its binary carries a key of its own sources, so editing it rebuilds
+# that one binary (seconds), not the whole bed.
+bedlet_key() {
+  cat "$CLUSTER_SRC/go.mod" "$CLUSTER_SRC/go.sum" "$CLUSTER_SRC"/cmd/bedlet/*.go | sha256sum | cut -c1-12
+}
+BEDLET_BIN="$BED_BIN/bedlet-$(bedlet_key)"
+
 # Runtime state of a running bed (gitignored).
 BED_STATE="${BED_STATE:-$PROJECT_ROOT/.cluster}"
 
@@ -33,8 +41,24 @@ SERVER="https://127.0.0.1:$API_PORT"
 PKI="$BED_STATE/pki"
 LOGS="$BED_STATE/logs"
 PIDS="$BED_STATE/pids"
-# Start order; ./down stops them in reverse.
-COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok)
+# Start order; ./down stops them in reverse. The control plane (CORE) keeps
+# the cluster's state; kwok and bedlet play the nodes and can be restarted
+# alone, which ./up does when their configuration or code changed.
+CORE=(etcd kube-apiserver kube-controller-manager kube-scheduler)
+NODE_SIDE=(kwok bedlet)
+COMPONENTS=("${CORE[@]}" "${NODE_SIDE[@]}")
+
+# What a running kwok or bedlet must have been started from: its stamp,
+# recorded by ./up next to its pid.
+expected_stamp() { # name
+  case $1 in
+    kwok) sha256sum <"$CLUSTER_SRC/kwok-stages.yaml" | cut -c1-12 ;;
+    bedlet) basename "$BEDLET_BIN" ;;
+  esac
+}
+fresh() { # name -> 0 when it runs and was started from the current stamp
+  pid_alive "$1" && [[ "$(cat "$PIDS/$1.stamp" 2>/dev/null)" == "$(expected_stamp "$1")" ]]
+}
 
 pid_alive() { # name -> 0 when the recorded process runs our binary
   local f="$PIDS/$1.pid" pid
@@ -49,12 +73,36 @@ api_ready() {
     "$SERVER/readyz" >/dev/null 2>&1
 }
 
-all_alive() {
+all_alive() { # [names...] -> 0 when each (default: every component) runs
   local c
-  for c in "${COMPONENTS[@]}"; do pid_alive "$c" || return 1; done
+  (( $# )) || set -- "${COMPONENTS[@]}"
+  for c in "$@"; do pid_alive "$c" || return 1; done
 }
 
 bed_running() { [[ -f "$BED_STATE/kubeconfig" ]] && all_alive && api_ready; }
+core_running() { [[ -f "$BED_STATE/kubeconfig" ]] && all_alive "${CORE[@]}" && api_ready; }
+
+# Stop one recorded process: TERM, then KILL after 10 s.
+ours() { # pid name -> 0 when the pid still runs the bed's binary of that name
+  [[ -d /proc/$1 ]] && [[ "$(readlink "/proc/$1/exe" 2>/dev/null)" == */"$2"* ]]
+}
+stop_component() { # name -> 0 when it was running and is stopped now
+  local c=$1 f="$PIDS/$1.pid" pid
+  [[ -f $f ]] || return 1
+  pid=$(<"$f")
+  rm -f "$PIDS/$c.stamp"
+  if ! ours "$pid" "$c"; then rm -f "$f"; return 1; fi
+  log "stopping $c (pid $pid)"
+  kill -TERM "$pid" 2>/dev/null || true
+  for _ in $(seq 1 100); do ours "$pid" "$c" || break; sleep 0.1; done
+  if ours "$pid" "$c"; then
+    log "$c did not stop within 10s; killing it"
+    kill -KILL "$pid" 2>/dev/null || true
+    for _ in $(seq 1 50); do ours "$pid" "$c" || break; sleep 0.1; done
+  fi
+  ours "$pid" "$c" && die "could not stop $c (pid $pid)"
+  rm -f "$f"
+}
 
 log() { printf '[bed %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
 die() { printf '[bed] ERROR: %s\n' "$*" >&2; exit 1; }

@@ -15,22 +15,76 @@ STAGES = [d for d in yaml.safe_load_all((ROOT / "tests/cluster/kwok-stages.yaml"
           if d and d.get("kind") == "Stage"]
 CASES = yaml.safe_load((Path(__file__).parent / "fixtures/kwok_pods.yaml").read_text())
 
-# The selector keys used for pods are plain paths: .a.b or .a["key"].
-_STEP = re.compile(r'\.([A-Za-z_]\w*)|\["([^"]+)"\]')
+# The selector keys are jq queries. This test understands the shapes the
+# stages use: plain paths (.a.b, .a["key"], .a[0]), a condition's field
+# (.status.conditions.[] | select( .type == "T" ) | .status), and the few
+# compound queries below, each with its meaning written out in Python.
+_STEP = re.compile(r'\.([A-Za-z_]\w*)|\["([^"]+)"\]|\[(\d+)\]')
+_PLAIN = re.compile(r'(?:\.[A-Za-z_]\w*|\["[^"]+"\]|\[\d+\])+')
+_CONDITION = re.compile(r'(?P<list>\S+)\.\[\] \| select\( \.type == "(?P<type>\w+)" \) \| \.(?P<field>\w+)')
 _MISSING = object()
 
+DEPENDENCIES = "bed.lcm.openstack.org/dependencies"
+FAIL = "bed.lcm.openstack.org/fail"
 
-def lookup(obj: Dict[str, Any], path: str) -> Any:
-    if not re.fullmatch(r'(?:\.[A-Za-z_]\w*|\["[^"]+"\])+', path):
-        raise ValueError(f"pod selector key {path!r} is not a plain path; extend this test")
+
+def _released(pod: Dict[str, Any]) -> bool:
+    """Init containers may complete: bedlet said the entrypoint dependencies
+    hold, or no init container is a kubernetes-entrypoint one."""
+    if ((pod.get("metadata") or {}).get("annotations") or {}).get(DEPENDENCIES) == "satisfied":
+        return True
+    return not any(e.get("name", "").startswith("DEPENDENCY_")
+                   for c in (pod.get("spec") or {}).get("initContainers") or []
+                   for e in c.get("env") or [])
+
+
+def _starts(pod: Dict[str, Any]) -> bool:
+    """Containers start: not asked to fail, or restarted in place when they do."""
+    annotations = (pod.get("metadata") or {}).get("annotations") or {}
+    return FAIL not in annotations or (pod.get("spec") or {}).get("restartPolicy") == "OnFailure"
+
+
+COMPOUND = {
+    '(.metadata.annotations["bed.lcm.openstack.org/dependencies"] == "satisfied") or '
+    '([.spec.initContainers[]?.env[]?.name | select(startswith("DEPENDENCY_"))] | length == 0)': _released,
+    '(.metadata.annotations["bed.lcm.openstack.org/fail"] == null) or '
+    '(.spec.restartPolicy == "OnFailure")': _starts,
+}
+
+
+def _path(obj: Any, path: str) -> Any:
     cur: Any = obj
-    for attr, key in _STEP.findall(path):
-        if not isinstance(cur, dict):
-            return _MISSING
-        cur = cur.get(attr or key, _MISSING)
+    for attr, key, index in _STEP.findall(path):
+        if index:
+            if not isinstance(cur, list) or int(index) >= len(cur):
+                return _MISSING
+            cur = cur[int(index)]
+        else:
+            if not isinstance(cur, dict):
+                return _MISSING
+            cur = cur.get(attr or key, _MISSING)
         if cur is _MISSING or cur is None:
             return _MISSING
     return cur
+
+
+def lookup(obj: Dict[str, Any], query: str) -> Any:
+    if query in COMPOUND:
+        return COMPOUND[query](obj)
+    cond = _CONDITION.fullmatch(query)
+    if cond:
+        items = _path(obj, cond["list"])
+        for item in items if isinstance(items, list) else []:
+            if item.get("type") == cond["type"] and cond["field"] in item:
+                return item[cond["field"]]
+        return _MISSING
+    if not _PLAIN.fullmatch(query):
+        raise ValueError(f"selector key {query!r} is not a shape this test knows; extend this test")
+    return _path(obj, query)
+
+
+def _text(value: Any) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def matches(stage: Dict[str, Any], obj: Dict[str, Any]) -> bool:
@@ -41,9 +95,9 @@ def matches(stage: Dict[str, Any], obj: Dict[str, Any]) -> bool:
             return False
         if op == "DoesNotExist" and value is not _MISSING:
             return False
-        if op == "In" and (value is _MISSING or str(value) not in expr["values"]):
+        if op == "In" and (value is _MISSING or _text(value) not in expr["values"]):
             return False
-        if op == "NotIn" and value is not _MISSING and str(value) in expr["values"]:
+        if op == "NotIn" and value is not _MISSING and _text(value) in expr["values"]:
             return False
     return True
 

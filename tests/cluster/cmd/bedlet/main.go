@@ -1,0 +1,99 @@
+// Command bedlet is the part of the test bed's fake kubelet that kwok's
+// stages cannot express: it plays openstack-helm's kubernetes-entrypoint init
+// containers (a gated pod starts only once its dependencies hold) and it is
+// the external provisioner behind the bed's StorageClasses.
+//
+// It only watches (shared informers) and reacts; it never polls.
+package main
+
+import (
+	"context"
+	"flag"
+	"log"
+	"os"
+	"os/signal"
+	"syscall"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/record"
+)
+
+func main() {
+	kubeconfig := flag.String("kubeconfig", "", "kubeconfig of the bed")
+	flag.Parse()
+	log.SetFlags(log.LstdFlags | log.Lmicroseconds)
+
+	cfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
+	if err != nil {
+		log.Fatalf("kubeconfig: %v", err)
+	}
+	cfg.UserAgent = "bedlet"
+	client := kubernetes.NewForConfigOrDie(cfg)
+	dyn := dynamic.NewForConfigOrDie(cfg)
+
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+
+	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
+	defer broadcaster.Shutdown()
+	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "bedlet"})
+
+	factory := informers.NewSharedInformerFactory(client, 0)
+	pods := factory.Core().V1().Pods()
+	jobs := factory.Batch().V1().Jobs()
+	slices := factory.Discovery().V1().EndpointSlices()
+	daemonSets := factory.Apps().V1().DaemonSets()
+	claims := factory.Core().V1().PersistentVolumeClaims()
+	volumes := factory.Core().V1().PersistentVolumes()
+	classes := factory.Storage().V1().StorageClasses()
+
+	crs := &CustomResources{
+		factory: dynamicinformer.NewDynamicSharedInformerFactory(dyn, 0),
+		mapper:  restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(client.Discovery())),
+		stop:    ctx.Done(),
+		listers: map[schema.GroupVersionKind]informers.GenericInformer{},
+	}
+	resolver := &Resolver{
+		Jobs: jobs.Lister(), Slices: slices.Lister(), DaemonSets: daemonSets.Lister(),
+		Pods: pods.Lister(), Resources: crs,
+	}
+	gate := NewGate(client, pods.Lister(), resolver, recorder)
+	crs.onEvent = gate.Handler()
+	for _, inf := range []cache.SharedIndexInformer{pods.Informer(), jobs.Informer(), slices.Informer(), daemonSets.Informer()} {
+		if _, err := inf.AddEventHandler(gate.Handler()); err != nil {
+			log.Fatalf("informer: %v", err)
+		}
+	}
+	prov := NewProvisioner(client, claims.Lister(), volumes.Lister(), classes.Lister())
+	if _, err := claims.Informer().AddEventHandler(prov.ClaimHandler()); err != nil {
+		log.Fatalf("informer: %v", err)
+	}
+	if _, err := volumes.Informer().AddEventHandler(prov.VolumeHandler()); err != nil {
+		log.Fatalf("informer: %v", err)
+	}
+	_ = classes.Informer()
+
+	factory.Start(ctx.Done())
+	for typ, ok := range factory.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			log.Fatalf("cache of %v did not sync", typ)
+		}
+	}
+	log.Printf("bedlet: watching pods for kubernetes-entrypoint dependencies; provisioning for %s", provisionerName)
+	go prov.Run(ctx)
+	gate.Run(ctx)
+	factory.Shutdown()
+	crs.factory.Shutdown()
+}
