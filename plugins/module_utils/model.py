@@ -41,21 +41,28 @@ PENDING, RUNNING, SUCCEEDED, FAILED = "Pending", "Running", "Succeeded", "Failed
 
 # openstack-helm template names per phase type, as globs on the template path
 # inside the chart. Each phase also takes the Secrets and ConfigMaps its
-# objects mount or reference (see selection.py).
+# objects mount or reference (see selection.py). Install runs every Job the
+# chart renders (db-init, db-sync, rabbit-init, ks-service/user/endpoints,
+# credential-setup, fernet-setup, domain-manage, bootstrap, image-repo-sync
+# when the local registry is on, ...) except those of PHASE_ONLY_TEMPLATES.
 DEFAULT_TEMPLATES = {
-    "install": [
-        "templates/job-db-init.yaml",
-        "templates/job-db-sync.yaml",
-        "templates/job-rabbit-init.yaml",
-        "templates/job-ks-*.yaml",
-        "templates/job-bootstrap.yaml",
-    ],
+    "install": ["templates/job-*.yaml"],
     "upgrade": ["templates/job-db-backup.yaml", "templates/job-db-sync.yaml"],
     "rollback": ["templates/job-db-restore.yaml"],
     "uninstall": ["templates/job-db-drop.yaml"],
     "test": ["templates/pod-rally-test.yaml", "templates/pod-*test*.yaml"],
     "trafficdrain": [],
     "trafficrollout": [],
+}
+
+# Jobs that only one phase type runs, and install's job-* therefore leaves
+# out. keystone's credential-cleanup deletes credentials from the database
+# (a pre-delete hook): no phase runs it by default, since uninstall's
+# db-drop removes the whole database; pass it in source.templates to run it.
+PHASE_ONLY_TEMPLATES = {
+    "upgrade": ("templates/job-db-backup.yaml",),
+    "rollback": ("templates/job-db-restore.yaml",),
+    "uninstall": ("templates/job-db-drop.yaml", "templates/job-credential-cleanup.yaml"),
 }
 
 # The service's workloads that a phase of these types waits for last, when

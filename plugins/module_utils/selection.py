@@ -33,7 +33,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 from ansible_collections.lcm.openstack.plugins.module_utils.dependencies import Graph
 from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.model import (
-    ANNOTATION_PHASES, DEFAULT_TEMPLATES, GROUP,
+    ANNOTATION_PHASES, DEFAULT_TEMPLATES, GROUP, PHASE_ONLY_TEMPLATES,
 )
 from ansible_collections.lcm.openstack.plugins.module_utils.render import Rendered
 
@@ -98,9 +98,11 @@ def _by_templates(rendered: Sequence[Rendered], phase_type: str,
                   templates: Optional[Sequence[str]]) -> List[Rendered]:
     explicit = templates is not None
     patterns = [_normalise(t) for t in (templates if explicit else DEFAULT_TEMPLATES[phase_type])]
+    others = [] if explicit else other_phases_templates(phase_type)
     chosen: List[Rendered] = []
     for index, pattern in enumerate(patterns):
-        hits = [r for r in rendered if r.source and fnmatch.fnmatchcase(r.source, pattern)]
+        hits = [r for r in rendered if r.source and fnmatch.fnmatchcase(r.source, pattern)
+                and not any(fnmatch.fnmatchcase(r.source, o) for o in others)]
         if explicit and not hits:
             known = sorted({r.source for r in rendered if r.source})
             raise PhaseError(
@@ -112,6 +114,12 @@ def _by_templates(rendered: Sequence[Rendered], phase_type: str,
                 r.wave = _explicit_wave(r) or (index, _hook_weight(r))
                 chosen.append(r)
     return chosen
+
+
+def other_phases_templates(phase_type: str) -> List[str]:
+    """The templates only other phase types run: a default glob of this type
+    (install's job-*) leaves them out. An explicit list is taken as it is."""
+    return [t for other, globs in PHASE_ONLY_TEMPLATES.items() if other != phase_type for t in globs]
 
 
 def _normalise(template: str) -> str:
