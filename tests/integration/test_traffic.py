@@ -101,7 +101,8 @@ def args(namespace: str, action: str, **kw: Any) -> Dict[str, Any]:
 
 
 def selector_args(namespace: str, action: str, **kw: Any) -> Dict[str, Any]:
-    return args(namespace, action, selector_service="web", **kw)
+    """Blue/green by track (the gate mode, the default, is tested in test_traffic_gate.py)."""
+    return args(namespace, action, selector_service="web", selector_mode="track", **kw)
 
 
 @pytest.fixture
