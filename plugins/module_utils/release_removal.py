@@ -46,7 +46,7 @@ def uninstall(helm: Helm, name: str, namespace: str, timeout: int, keep_history:
             after = helm.history(name, namespace)
             if not after or after[-1].get("status") != UNINSTALLING:
                 raise first
-            why = f"helm uninstall stopped in its delete hooks ({first})"
+            why = f"helm uninstall stopped in its delete hooks ({' '.join(str(first).split())})"
     if why:
         retry = _attempt(helm, base + ["--no-hooks"], timeout, out)
         if retry is not None:
