@@ -10,7 +10,7 @@ import pytest
 import yaml
 from kubernetes import dynamic
 
-from support import bed, kube
+from support import bed, kube, openstack_helm
 
 
 @pytest.fixture(scope="session")
@@ -83,3 +83,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list) -> None:
     for item in items:
         if "bed" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def openstack_infrastructure(kubeconfig: str) -> str:
+    """The namespace `openstack` with the stock mariadb, memcached and rabbitmq
+    releases Ready (installed once, reused by later sessions), for tests that
+    deploy OpenStack services from the real openstack-helm charts."""
+    openstack_helm.install_infrastructure(kubeconfig, "openstack")
+    return "openstack"

@@ -1,0 +1,229 @@
+"""The bed behaves like a kubelet under openstack-helm: kubernetes-entrypoint
+init containers hold a pod until its dependencies hold, OnFailure Job pods
+restart in place, claims of the bed's storage classes bind, and the nodes
+carry the labels the charts schedule on."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Dict, List, Optional
+
+import pytest
+import yaml
+from kubernetes import dynamic
+
+from support import kube, openstack_helm
+
+FAIL = "bed.lcm.openstack.org/fail"
+DURATION = "bed.lcm.openstack.org/duration"
+DEPENDENCIES = "bed.lcm.openstack.org/dependencies"
+WAITING_FOR = "bed.lcm.openstack.org/waiting-for"
+
+pytestmark = pytest.mark.bed
+
+
+def create(dyn: dynamic.DynamicClient, namespace: str, body: Dict[str, Any]) -> Dict[str, Any]:
+    res = dyn.resources.get(api_version=body["apiVersion"], kind=body["kind"])
+    return res.create(body=body, namespace=namespace).to_dict()
+
+
+def pod(name: str, env: Optional[List[Dict[str, Any]]] = None,
+        labels: Optional[Dict[str, str]] = None,
+        annotations: Optional[Dict[str, str]] = None) -> Dict[str, Any]:
+    """A pod with one init container, shaped as helm-toolkit renders the
+    kubernetes-entrypoint one when ``env`` carries DEPENDENCY_* variables."""
+    base = [{"name": "NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}},
+            {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}]
+    return {
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "labels": labels or {}, "annotations": annotations or {}},
+        "spec": {
+            "initContainers": [{"name": "init", "image": "registry.invalid/kubernetes-entrypoint:1",
+                                "command": ["kubernetes-entrypoint"], "env": base + (env or [])}],
+            "containers": [{"name": "main", "image": "registry.invalid/app:1"}],
+        },
+    }
+
+
+def job(name: str, annotations: Dict[str, str], backoff: int, restart: str = "OnFailure",
+        suspend: bool = False) -> Dict[str, Any]:
+    return {
+        "apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name},
+        "spec": {
+            "backoffLimit": backoff, "suspend": suspend,
+            "template": {
+                "metadata": {"annotations": annotations},
+                "spec": {"restartPolicy": restart,
+                         "containers": [{"name": "main", "image": "registry.invalid/job:1"}]},
+            },
+        },
+    }
+
+
+def job_pod(dyn: dynamic.DynamicClient, namespace: str, job_name: str,
+            predicate: Callable[[Dict[str, Any]], bool], timeout: int = 60) -> Dict[str, Any]:
+    """The Job's pod once ``predicate`` holds for it (list, then watch)."""
+    pods = dyn.resources.get(api_version="v1", kind="Pod")
+    selector = f"job-name={job_name}"
+    listed = pods.get(namespace=namespace, label_selector=selector).to_dict()
+    for item in listed["items"]:
+        if predicate(item):
+            return item
+    for event in pods.watch(namespace=namespace, label_selector=selector, timeout=timeout,
+                            resource_version=listed["metadata"]["resourceVersion"]):
+        if event["type"] != "DELETED" and predicate(event["raw_object"]):
+            return event["raw_object"]
+    raise TimeoutError(f"no pod of Job {job_name} reached {predicate.__name__} in {timeout}s")
+
+
+def running(obj: Dict[str, Any]) -> bool:
+    return (obj.get("status") or {}).get("phase") == "Running"
+
+
+def annotated_waiting(obj: Dict[str, Any]) -> bool:
+    """Bound, its entrypoint container running, and bedlet has said why."""
+    status = obj.get("status") or {}
+    inits = status.get("initContainerStatuses") or []
+    return bool(status.get("podIP") and inits and "running" in (inits[0].get("state") or {})
+                and WAITING_FOR in (obj["metadata"].get("annotations") or {}))
+
+
+def assert_held(held: Dict[str, Any], waiting_for: str) -> None:
+    """The pod is as a node shows a pod whose entrypoint init container runs."""
+    assert held["status"]["phase"] == "Pending"
+    assert kube.condition(held, "Initialized")["status"] == "False"
+    assert "running" in held["status"]["initContainerStatuses"][0]["state"]
+    assert held["status"]["containerStatuses"][0]["state"]["waiting"]["reason"] == "PodInitializing"
+    assert waiting_for in held["metadata"]["annotations"][WAITING_FOR]
+    assert DEPENDENCIES not in held["metadata"]["annotations"]
+
+
+def test_pod_waits_in_init_for_its_job_then_starts(dyn, namespace) -> None:
+    create(dyn, namespace, job("db-init", {DURATION: "1s"}, backoff=0, suspend=True))
+    create(dyn, namespace, pod("api", [{"name": "DEPENDENCY_JOBS", "value": "db-init"},
+                                       {"name": "DEPENDENCY_SERVICE", "value": ""}]))
+    # The same pod without dependencies: once it runs, the bed has had every
+    # chance to start the gated one too.
+    create(dyn, namespace, pod("control"))
+    kube.wait_for(dyn, "v1", "Pod", "control", namespace, running)
+    held = kube.wait_for(dyn, "v1", "Pod", "api", namespace, annotated_waiting)
+    assert_held(held, "job db-init is not completed yet")
+
+    jobs = dyn.resources.get(api_version="batch/v1", kind="Job")
+    jobs.patch(name="db-init", namespace=namespace, body={"spec": {"suspend": False}},
+               content_type="application/merge-patch+json")
+    started = kube.wait_for(dyn, "v1", "Pod", "api", namespace, running)
+    done = jobs.get(name="db-init", namespace=namespace).to_dict()
+    assert kube.condition(done, "Complete")["status"] == "True"
+    assert kube.condition(started, "Initialized")["lastTransitionTime"] >= done["status"]["completionTime"]
+    assert started["metadata"]["annotations"][DEPENDENCIES] == "satisfied"
+    assert started["status"]["initContainerStatuses"][0]["state"]["terminated"]["exitCode"] == 0
+
+
+def test_pod_waits_for_ready_endpoints_of_its_service(dyn, namespace) -> None:
+    create(dyn, namespace, {
+        "apiVersion": "v1", "kind": "Service", "metadata": {"name": "db"},
+        "spec": {"selector": {"app": "db"}, "ports": [{"port": 3306}]}})
+    # A backend that runs but is never Ready gives the Service no ready endpoint.
+    create(dyn, namespace, pod("db-broken", labels={"app": "db"}, annotations={FAIL: "bad config"}))
+    create(dyn, namespace, pod("api", [{"name": "DEPENDENCY_SERVICE", "value": f"{namespace}:db"}]))
+    create(dyn, namespace, pod("control"))
+    kube.wait_for(dyn, "v1", "Pod", "db-broken", namespace, running)
+    kube.wait_for(dyn, "v1", "Pod", "control", namespace, running)
+    held = kube.wait_for(dyn, "v1", "Pod", "api", namespace, annotated_waiting)
+    assert_held(held, "service db has no ready endpoints")
+
+    create(dyn, namespace, pod("db", labels={"app": "db"}))
+    started = kube.wait_for(dyn, "v1", "Pod", "api", namespace, running)
+    assert started["metadata"]["annotations"][DEPENDENCIES] == "satisfied"
+
+
+def test_failing_onfailure_job_pod_restarts_and_the_job_keeps_running(dyn, namespace) -> None:
+    """openstack-helm's jobs: restartPolicy OnFailure, backoffLimit 1000."""
+    message = "db-sync: cannot reach database"
+    create(dyn, namespace, job("db-sync", {FAIL: message, DURATION: "0s"}, backoff=1000))
+    pods = dyn.resources.get(api_version="v1", kind="Pod")
+
+    def restarted_twice(p: Dict[str, Any]) -> bool:
+        statuses = (p.get("status") or {}).get("containerStatuses") or []
+        return bool(statuses) and statuses[0].get("restartCount", 0) >= 2
+
+    crashed = job_pod(dyn, namespace, "db-sync", restarted_twice)
+    assert crashed["status"]["phase"] == "Running"
+    status = crashed["status"]["containerStatuses"][0]
+    last = status["lastState"]["terminated"]
+    assert (last["exitCode"], last["reason"], last["message"]) == (1, "Error", message)
+    assert set(status["state"]) <= {"waiting", "running"}
+    if "waiting" in status["state"]:
+        assert status["state"]["waiting"]["reason"] == "CrashLoopBackOff"
+    # Still one pod, restarted in place; the Job is neither failed nor done.
+    assert len(pods.get(namespace=namespace, label_selector="job-name=db-sync").items) == 1
+    current = dyn.resources.get(api_version="batch/v1", kind="Job").get(
+        name="db-sync", namespace=namespace).to_dict()
+    assert kube.condition(current, "Failed") is None
+    assert kube.condition(current, "Complete") is None
+    assert current["status"]["active"] == 1
+
+
+def test_the_job_controller_counts_restarts_against_a_small_backoff_limit(dyn, namespace) -> None:
+    create(dyn, namespace, job("db-sync", {FAIL: "boom", DURATION: "0s"}, backoff=1))
+    failed = kube.wait_for(dyn, "batch/v1", "Job", "db-sync", namespace, kube.has_condition("Failed"))
+    assert kube.condition(failed, "Failed")["reason"] == "BackoffLimitExceeded"
+
+
+def test_claims_of_the_bed_classes_bind_and_their_volumes_go_with_them(dyn, namespace) -> None:
+    def claim(name: str, cls: Optional[str]) -> Dict[str, Any]:
+        spec: Dict[str, Any] = {"accessModes": ["ReadWriteOnce"],
+                                "resources": {"requests": {"storage": "1Gi"}}}
+        if cls:
+            spec["storageClassName"] = cls
+        return {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                "metadata": {"name": name}, "spec": spec}
+
+    create(dyn, namespace, claim("data", "general"))
+    create(dyn, namespace, claim("plain", None))
+
+    def bound(c: Dict[str, Any]) -> bool:
+        return (c.get("status") or {}).get("phase") == "Bound"
+    general = kube.wait_for(dyn, "v1", "PersistentVolumeClaim", "data", namespace, bound)
+    default = kube.wait_for(dyn, "v1", "PersistentVolumeClaim", "plain", namespace, bound)
+    assert default["spec"]["storageClassName"] == "standard"
+    pvs = dyn.resources.get(api_version="v1", kind="PersistentVolume")
+    pv = pvs.get(name=general["spec"]["volumeName"]).to_dict()
+    assert pv["spec"]["claimRef"]["uid"] == general["metadata"]["uid"]
+    assert (pv["spec"]["storageClassName"], pv["spec"]["capacity"]["storage"]) == ("general", "1Gi")
+
+    claims = dyn.resources.get(api_version="v1", kind="PersistentVolumeClaim")
+    claims.delete(name="data", namespace=namespace)
+    name = pv["metadata"]["name"]
+    listed = pvs.get(field_selector=f"metadata.name={name}").to_dict()
+    if listed["items"]:
+        for event in pvs.watch(field_selector=f"metadata.name={name}",
+                               resource_version=listed["metadata"]["resourceVersion"], timeout=60):
+            if event["type"] == "DELETED":
+                break
+    assert not pvs.get(field_selector=f"metadata.name={name}").items
+
+
+def _node_selectors(tree: Any) -> List[tuple]:
+    found = []
+    if isinstance(tree, dict):
+        if "node_selector_key" in tree:
+            found.append((tree["node_selector_key"], str(tree["node_selector_value"])))
+        for value in tree.values():
+            found += _node_selectors(value)
+    return found
+
+
+def test_nodes_carry_every_label_the_charts_schedule_on(dyn) -> None:
+    source = openstack_helm.source_dir()
+    wanted = set()
+    for values in source.glob("*/values.yaml"):
+        wanted |= set(_node_selectors(yaml.safe_load(values.read_text(encoding="utf-8"))))
+    assert ("openstack-control-plane", "enabled") in wanted
+    nodes = dyn.resources.get(api_version="v1", kind="Node").get(label_selector="type=kwok").items
+    assert len(nodes) >= 2
+    for node in nodes:
+        labels = node.to_dict()["metadata"]["labels"]
+        for key, value in sorted(wanted | {("openstack-compute-node", "enabled"),
+                                           ("openvswitch", "enabled")}):
+            assert labels.get(key) == value, (node.metadata.name, key)

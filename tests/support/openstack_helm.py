@@ -1,0 +1,183 @@
+"""The real openstack-helm charts, as the tests use them.
+
+The charts are read-only test data beside the checkout
+(``<repo>/../shared/charts/openstack-helm``). A chart needs helm-toolkit as a
+sibling directory (its dependency is ``file://../helm-toolkit``) and a
+``helm dependency build``, which writes into the chart: so each chart is
+copied once, with helm-toolkit, under ``build/openstack-helm/`` and built
+there, again only when its sources change.
+
+``install_infrastructure`` installs the releases every OpenStack service
+needs (mariadb, memcached, rabbitmq) from the stock charts, reusing releases
+that are deployed already, and returns once they are Ready.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Dict, Iterator, List, Mapping, Optional, Sequence
+
+from support import bed
+
+SOURCE = bed.ROOT.parent / "shared" / "charts" / "openstack-helm"
+CACHE = bed.ROOT / "build" / "openstack-helm"
+TOOLKIT = "helm-toolkit"
+
+# Values the bed would need for the stock charts to become Ready: none. The
+# bed plays what they ask of a cluster (node labels, the "general" storage
+# class, kubernetes-entrypoint ordering), so they install with their own
+# defaults. An override added here must say why.
+INFRASTRUCTURE: Dict[str, List[str]] = {
+    "mariadb": [],
+    "memcached": [],
+    "rabbitmq": [],
+}
+
+
+# The mariadb chart also ships cluster-wide CustomResourceDefinitions (kept by
+# Helm on uninstall). Only one release can own them: a mariadb release in a
+# second namespace reuses them, as an operator would, with manifests.crds off.
+MARIADB_CRD = "databases.mariadb.osh.openstack.org"
+
+
+class ChartsMissing(FileNotFoundError):
+    """The shared charts are not where the tests expect them."""
+
+
+def source_dir(source: Optional[Path] = None) -> Path:
+    """The directory that holds the stock charts, or a clear error naming it."""
+    path = Path(source or SOURCE)
+    if not (path / TOOLKIT / "Chart.yaml").is_file():
+        raise ChartsMissing(
+            f"the openstack-helm charts are not at {path}: the tests expect the shared "
+            "test data (helm-toolkit, mariadb, memcached, rabbitmq, keystone, placement) "
+            "in shared/charts/openstack-helm beside the checkout")
+    return path
+
+
+def helm_bin(env: Optional[Mapping[str, str]] = None) -> str:
+    env = os.environ if env is None else env
+    return env.get("HELM_BIN") or env.get("HELM3_BIN") or str(Path(bed.bed_var("BED_BIN")) / "helm3")
+
+
+def _tree_digest(*dirs: Path) -> str:
+    """A digest of every file's path and content: the cache key of a chart."""
+    digest = hashlib.sha256()
+    for top in dirs:
+        for path in sorted(p for p in top.rglob("*") if p.is_file()):
+            digest.update(str(path.relative_to(top.parent)).encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+@contextmanager
+def _locked(cache: Path, name: str = ".lock") -> Iterator[None]:
+    """Several test sessions may prepare a chart or install a release at
+    once: one at a time."""
+    cache.mkdir(parents=True, exist_ok=True)
+    with open(cache / name, "w", encoding="utf-8") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def chart(name: str, source: Optional[Path] = None, cache: Optional[Path] = None,
+          helm: Optional[str] = None) -> Path:
+    """The chart's directory, copied beside helm-toolkit and dependency-built.
+
+    Nothing is copied or built when the cached copy is of the same sources.
+    """
+    src = source_dir(source)
+    cache = Path(cache or CACHE)
+    if not (src / name / "Chart.yaml").is_file():
+        raise ChartsMissing(f"there is no chart {name!r} in {src}")
+    with _locked(cache):
+        key = _tree_digest(src / name, src / TOOLKIT)
+        stamp = cache / f".{name}.built"
+        target = cache / name
+        if stamp.is_file() and stamp.read_text(encoding="utf-8") == key and target.is_dir():
+            return target
+        for part in (name, TOOLKIT):
+            shutil.rmtree(cache / part, ignore_errors=True)
+            shutil.copytree(src / part, cache / part)
+        if name != TOOLKIT:
+            subprocess.run([helm or helm_bin(), "dependency", "build", str(target)],
+                           check=True, capture_output=True, text=True)
+        stamp.write_text(key, encoding="utf-8")
+        return target
+
+
+def _helm(kubeconfig: str, *args: str, helm: Optional[str] = None,
+          check: bool = True) -> subprocess.CompletedProcess:
+    env = dict(os.environ, KUBECONFIG=kubeconfig)
+    result = subprocess.run([helm or helm_bin(), *args], env=env, capture_output=True, text=True)
+    if check and result.returncode != 0:
+        raise RuntimeError(f"helm {' '.join(args[:3])} failed: {result.stderr.strip()}")
+    return result
+
+
+def deployed(kubeconfig: str, release: str, namespace: str) -> bool:
+    result = _helm(kubeconfig, "status", release, "-n", namespace, "-o", "json", check=False)
+    if result.returncode != 0:
+        return False
+    return json.loads(result.stdout).get("info", {}).get("status") == "deployed"
+
+
+def shared_overrides(kubeconfig: str, name: str, release: str, namespace: str) -> List[str]:
+    """Overrides for what another release of the cluster owns already."""
+    if name != "mariadb":
+        return []
+    env = dict(os.environ, KUBECONFIG=kubeconfig)
+    found = subprocess.run([bed.kubectl_bin(), "get", "crd", MARIADB_CRD, "-o", "json",
+                            "--ignore-not-found"], env=env, check=True, capture_output=True, text=True)
+    if not found.stdout.strip():
+        return []
+    annotations = json.loads(found.stdout)["metadata"].get("annotations") or {}
+    owner = (annotations.get("meta.helm.sh/release-name"),
+             annotations.get("meta.helm.sh/release-namespace"))
+    return [] if owner == (release, namespace) else ["manifests.crds=false"]
+
+
+def install(kubeconfig: str, name: str, namespace: str, overrides: Sequence[str] = (),
+            timeout: str = "10m", release: Optional[str] = None) -> None:
+    """Install one stock chart and wait for it (workloads Ready, jobs done),
+    or, when the release is deployed already, only wait for it."""
+    release = release or name
+    with _locked(CACHE, f".install-{namespace}-{release}.lock"):
+        if not deployed(kubeconfig, release, namespace):
+            args = ["upgrade", "--install", release, str(chart(name)), "-n", namespace,
+                    "--create-namespace", "--wait", "--wait-for-jobs", "--timeout", timeout]
+            for value in [*overrides, *shared_overrides(kubeconfig, name, release, namespace)]:
+                args += ["--set", value]
+            _helm(kubeconfig, *args)
+    wait_ready(kubeconfig, release, namespace, timeout)
+
+
+def wait_ready(kubeconfig: str, release: str, namespace: str, timeout: str = "10m") -> None:
+    """Each StatefulSet and Deployment of the release rolled out and Ready
+    (kubectl rollout status watches; it does not poll)."""
+    env = dict(os.environ, KUBECONFIG=kubeconfig)
+    kubectl = bed.kubectl_bin()
+    listed = subprocess.run(
+        [kubectl, "get", "statefulsets,deployments", "-n", namespace, "-l",
+         f"release_group={release}", "-o", "name"],
+        env=env, check=True, capture_output=True, text=True).stdout.split()
+    for workload in listed:
+        subprocess.run([kubectl, "rollout", "status", workload, "-n", namespace,
+                        f"--timeout={timeout}"], env=env, check=True, capture_output=True, text=True)
+
+
+def install_infrastructure(kubeconfig: str, namespace: str = "openstack",
+                           timeout: str = "10m") -> None:
+    """mariadb, memcached and rabbitmq from the stock charts, Ready."""
+    for name, overrides in INFRASTRUCTURE.items():
+        install(kubeconfig, name, namespace, overrides, timeout)
