@@ -22,12 +22,12 @@ import copy
 import json
 import time
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Callable, Dict, List, Mapping, Optional, Set
 
 from ansible_collections.lcm.openstack.plugins.module_utils.compat import (
     ApiException, DynamicApiError, NotFoundError, ResourceNotFoundError,
 )
-from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseError, api_error
+from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseError, api_error, is_authorization_denial
 from ansible_collections.lcm.openstack.plugins.module_utils.model import (
     API_VERSION, FIELD_MANAGER, IMMUTABLE_KINDS, LABEL_SERVICE, PHASE_KIND,
 )
@@ -92,6 +92,9 @@ class Applier:
         self.dry_run = dry_run
         # Config objects the chart's long-running workloads use (ownership.workload_users).
         self.users = users or {}
+        # A dry run's objects that would be created, by (kind, name); notes on how one was validated.
+        self.planned: Set[Key] = set()
+        self.notes: Dict[str, str] = {}
 
     def resource(self, api_version: str, kind: str) -> Any:
         try:
@@ -156,6 +159,7 @@ class Applier:
             # The live object's immutable fields would refuse a dry-run apply;
             # validate the replacement as a new object under a generated name.
             self._validate_as_new(res, obj)
+            self._planned(result)
             result.after = comparable(obj)
             return result
         applied = self._server_side_apply(res, obj, name)
@@ -164,33 +168,82 @@ class Applier:
                 result.action = CREATED
             elif applied["metadata"].get("resourceVersion") != existing["metadata"].get("resourceVersion"):
                 result.action = UPDATED
+        self._planned(result)
         result.after = comparable(applied)
         return result
 
+    def _planned(self, result: Applied) -> None:
+        """A dry run remembers what it would create, so a later wave may use it."""
+        if self.dry_run and result.action in (CREATED, REPLACED):
+            self.planned.add((result.kind, result.name))
+        note = self.notes.pop(result.key, "")
+        if note:
+            result.note = f"{result.note}; {note}" if result.note else note
+
     def _server_side_apply(self, res: Any, obj: Dict[str, Any], name: str) -> Dict[str, Any]:
         kwargs = {"dry_run": "All"} if self.dry_run else {}
-        try:
-            return res.server_side_apply(body=obj, name=name, namespace=self.namespace,
+
+        def call(body: Dict[str, Any]) -> Dict[str, Any]:
+            return res.server_side_apply(body=body, name=name, namespace=self.namespace,
                                          field_manager=FIELD_MANAGER, force_conflicts=True,
                                          **kwargs).to_dict()
-        except DynamicApiError as exc:
-            if exc.status in (400, 422):
-                raise PhaseError(f"the apiserver refused {obj['kind']} {name}: "
-                                 f"{_reason(exc)}") from exc
-            raise api_error(exc, "patch", res.name, self.namespace) from exc
+        return self._validated(call, res, obj, "patch")
 
     def _validate_as_new(self, res: Any, obj: Dict[str, Any]) -> None:
         probe = copy.deepcopy(obj)
         probe["metadata"].pop("name", None)
         probe["metadata"]["generateName"] = obj["metadata"]["name"][:50] + "-"
+
+        def call(body: Dict[str, Any]) -> Dict[str, Any]:
+            return res.create(body=body, namespace=self.namespace, dry_run="All",
+                              field_manager=FIELD_MANAGER).to_dict()
+        self._validated(call, res, probe, "create", obj["metadata"]["name"])
+
+    def _validated(self, call: Callable[[Dict[str, Any]], Dict[str, Any]], res: Any, obj: Dict[str, Any],
+                   verb: str, name: str = "") -> Dict[str, Any]:
+        """Send a write; a refusal becomes a PhaseError that keeps the
+        apiserver's reason. In a dry run, a Pod whose ServiceAccount this phase
+        creates in an earlier wave cannot pass ServiceAccount admission (a dry
+        run persists nothing): it is validated once more with the namespace's
+        default account in its place, and the note says so."""
+        name = name or obj["metadata"].get("name", "")
         try:
-            res.create(body=probe, namespace=self.namespace, dry_run="All",
-                       field_manager=FIELD_MANAGER)
+            return call(obj)
         except DynamicApiError as exc:
-            if exc.status in (400, 422):
-                raise PhaseError(f"the apiserver refused {obj['kind']} {obj['metadata']['name']}: "
-                                 f"{_reason(exc)}") from exc
-            raise api_error(exc, "create", res.name, self.namespace) from exc
+            account = self._planned_account(obj, exc)
+            if account is None:
+                raise self._refused(exc, obj["kind"], name, verb, res) from exc
+        probe = copy.deepcopy(obj)
+        probe["spec"].pop("serviceAccount", None)
+        probe["spec"]["serviceAccountName"] = "default"
+        try:
+            out = call(probe)
+        except DynamicApiError as exc:
+            raise self._refused(exc, obj["kind"], name, verb, res) from exc
+        out.setdefault("spec", {})["serviceAccountName"] = account
+        self.notes[f"{obj['kind']}/{name}"] = (
+            f"validated with the default ServiceAccount in place of {account}, which this phase "
+            "creates in an earlier wave")
+        return out
+
+    def _planned_account(self, obj: Dict[str, Any], exc: Any) -> Optional[str]:
+        """The ServiceAccount of a Pod that admission could not find, when this
+        dry run is to create it: the refusal says nothing about the Pod itself."""
+        if not self.dry_run or obj.get("kind") != "Pod" or getattr(exc, "status", None) != 403:
+            return None
+        spec = obj.get("spec") or {}
+        account = spec.get("serviceAccountName") or spec.get("serviceAccount") or "default"
+        if ("ServiceAccount", account) not in self.planned or is_authorization_denial(exc):
+            return None
+        return account if "service account" in _reason(exc) else None
+
+    def _refused(self, exc: Any, kind: str, name: str, verb: str, res: Any) -> PhaseError:
+        """The object itself was refused (invalid, or denied by admission):
+        the apiserver's reason. Only an authorization denial names the
+        credentials (errors.api_error)."""
+        if exc.status in (400, 422) or (exc.status == 403 and not is_authorization_denial(exc)):
+            return PhaseError(f"the apiserver refused {kind} {name}: {_reason(exc)}")
+        return api_error(exc, verb, res.name, self.namespace)
 
     def _release(self, res: Any, existing: Dict[str, Any]) -> None:
         """Remove the Phase owner references of an object a Phase may not own,

@@ -8,8 +8,11 @@ import json
 import re
 from typing import Any, Dict, Optional
 
-# The apiserver's own words for a refusal: ... cannot create resource "jobs" in API group "batch" ...
-_FORBIDDEN = re.compile(r'cannot (?P<verb>[a-z]+) resource "(?P<resource>[^"]+)"'
+# The apiserver's words for an authorization denial (RBAC or another
+# authorizer): ... is forbidden: User "alice" cannot create resource "jobs" in API group "batch" ...
+# Admission refuses with 403 too ("pods "x" is forbidden: error looking up
+# service account ..."): those are not about the credentials.
+_FORBIDDEN = re.compile(r'is forbidden: User\b.*? cannot (?P<verb>[a-z]+) resource "(?P<resource>[^"]+)"'
                         r'(?: in API group "(?P<group>[^"]*)")?')
 
 
@@ -25,20 +28,29 @@ class PhaseFailed(PhaseError):
     """The phase ran and failed; `details` holds the Phase status."""
 
 
+def is_authorization_denial(exc: Any) -> bool:
+    """A 403 because the credentials may not do it, not because admission refused the object."""
+    return getattr(exc, "status", None) == 403 and _FORBIDDEN.search(_message(exc)) is not None
+
+
 def api_error(exc: Any, verb: str, what: str, namespace: Optional[str] = None) -> PhaseError:
-    """A readable error for a failed API call (kubernetes ApiException or DynamicApiError)."""
+    """A readable error for a failed API call (kubernetes ApiException or DynamicApiError).
+    Only an authorization denial is turned into "the credentials may not ...";
+    any other refusal keeps the apiserver's message."""
     status = getattr(exc, "status", None)
     where = f" in namespace {namespace}" if namespace else ""
-    if status == 403:
-        found = _FORBIDDEN.search(_message(exc))
-        group = ""
-        if found:
-            verb, what = found.group("verb"), found.group("resource")
-            group = f" (API group '{found.group('group')}')" if found.group("group") else ""
+    found = _FORBIDDEN.search(_message(exc)) if status == 403 else None
+    if found:
+        verb, what = found.group("verb"), found.group("resource")
+        group = f" (API group '{found.group('group')}')" if found.group("group") else ""
         return PhaseError(
             f"forbidden: the credentials in use may not {verb} {what}{where}. Grant the verb "
             f"'{verb}' on '{what}'{group}; the ClusterRole lcm-openstack-phase of the "
             "lcm.openstack.crds role has every rule the modules need")
+    if status == 403 and _status_message(exc) is None:
+        # No Status from the apiserver (a proxy, or an empty body): say so, and what it may be.
+        return PhaseError(f"could not {verb} {what}{where}: HTTP 403 forbidden, with no reason from the "
+                          f"apiserver; if the credentials lack it, grant the verb '{verb}' on '{what}'")
     if status == 401:
         return PhaseError("unauthorized: the cluster refused the credentials; check kubeconfig, "
                           "api_key or the K8S_AUTH_* variables")
@@ -47,10 +59,21 @@ def api_error(exc: Any, verb: str, what: str, namespace: Optional[str] = None) -
 
 def _message(exc: Any) -> str:
     """The apiserver's message out of a Status body, else the exception's text."""
+    message = _status_message(exc)
+    if message is not None:
+        return message
+    body = getattr(exc, "body", None)
+    if isinstance(body, bytes):
+        body = body.decode("utf-8", "replace")
+    return str(body or exc)
+
+
+def _status_message(exc: Any) -> Optional[str]:
+    """The message of the apiserver's Status body, None when there is none."""
     body = getattr(exc, "body", None)
     if isinstance(body, bytes):
         body = body.decode("utf-8", "replace")
     try:
         return str(json.loads(body)["message"])
     except (TypeError, ValueError, KeyError):
-        return str(body or exc)
+        return None

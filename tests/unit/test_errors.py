@@ -9,7 +9,9 @@ import pytest
 from kubernetes.client.rest import ApiException
 from kubernetes.dynamic.exceptions import DynamicApiError, ForbiddenError
 
-from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseError, PhaseFailed, api_error
+from ansible_collections.lcm.openstack.plugins.module_utils.errors import (
+    PhaseError, PhaseFailed, api_error, is_authorization_denial,
+)
 
 JOBS_FORBIDDEN = ('jobs.batch is forbidden: User "system:serviceaccount:awx:runner" cannot create resource '
                   '"jobs" in API group "batch" in the namespace "openstack"')
@@ -60,11 +62,34 @@ def test_forbidden_cluster_scoped_resource() -> None:
     assert "Grant the verb 'get' on 'customresourcedefinitions' (API group 'apiextensions.k8s.io')" in msg
 
 
-@pytest.mark.parametrize("body", [None, b"", b"<html>403 Forbidden</html>", _status("forbidden by a webhook", 403, "Forbidden")])
-def test_forbidden_without_the_apiserver_words_uses_the_callers(body: Any) -> None:
+ADMISSION_FORBIDDEN = ('pods "keystone-test" is forbidden: error looking up service account '
+                       'openstack/keystone-test: serviceaccount "keystone-test" not found')
+
+
+@pytest.mark.parametrize("message", [
+    ADMISSION_FORBIDDEN,
+    'pods "x" is forbidden: exceeded quota: compute, requested: cpu=1, used: cpu=4, limited: cpu=4',
+    'pods "x" is forbidden: violates PodSecurity "restricted:latest": privileged',
+    "forbidden by a webhook",
+])
+def test_a_403_that_is_not_an_authorization_denial_keeps_the_apiservers_message(message: str) -> None:
+    exc = ForbiddenError(_api_exc(403, _status(message, 403, "Forbidden").encode(), "Forbidden"))
+    assert not is_authorization_denial(exc)
+    msg = str(api_error(exc, "patch", "pods", "openstack"))
+    assert msg == f"could not patch pods in namespace openstack: HTTP 403: {message}"
+    assert "credentials" not in msg and "Grant" not in msg
+
+
+def test_an_rbac_denial_is_an_authorization_denial() -> None:
+    assert is_authorization_denial(_api_exc(403, _status(JOBS_FORBIDDEN, 403, "Forbidden")))
+    assert not is_authorization_denial(_api_exc(422, _status(JOBS_FORBIDDEN, 422, "Invalid")))
+
+
+@pytest.mark.parametrize("body", [None, b"", b"<html>403 Forbidden</html>"])
+def test_a_403_without_a_status_says_no_reason_was_given(body: Any) -> None:
     msg = str(api_error(_api_exc(403, body, "Forbidden"), "delete", "phases", "openstack"))
-    assert "may not delete phases in namespace openstack" in msg
-    assert "Grant the verb 'delete' on 'phases';" in msg
+    assert msg == ("could not delete phases in namespace openstack: HTTP 403 forbidden, with no reason from the "
+                   "apiserver; if the credentials lack it, grant the verb 'delete' on 'phases'")
 
 
 def test_unauthorized_gives_a_credentials_hint() -> None:

@@ -8,6 +8,7 @@ run on the real openstack-helm keystone render (fixtures/openstack_helm/).
 from __future__ import annotations
 
 import copy
+import json
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -219,3 +220,58 @@ def test_a_config_object_a_workload_mounts_is_created_without_owner() -> None:
                            OWNER, LABELS)
     assert "ownerReferences" not in res.applied[0]["metadata"]
     assert not result.owned and "used by Deployment/keystone-api" in result.reason
+
+
+# -- dry run: objects that depend on others of the same phase -------------------------
+
+SA_REFUSAL = ('pods "keystone-test" is forbidden: error looking up service account openstack/keystone-test: '
+              'serviceaccount "keystone-test" not found')
+
+
+class _AdmissionRes(_Res):
+    """Pods whose ServiceAccount the cluster lacks are refused as admission does."""
+
+    def __init__(self, kind: str, accounts: List[str]) -> None:
+        super().__init__(kind, {})
+        self.accounts = accounts
+
+    def server_side_apply(self, body: Dict[str, Any], name: str, **kw: Any) -> _Obj:
+        if body["kind"] == "Pod" and body["spec"].get("serviceAccountName", "default") not in self.accounts:
+            from kubernetes.client.rest import ApiException
+            from kubernetes.dynamic.exceptions import DynamicApiError
+            exc = ApiException(status=403, reason="Forbidden")
+            exc.body = json.dumps({"kind": "Status", "code": 403, "message": SA_REFUSAL.replace(
+                "keystone-test", body["spec"].get("serviceAccountName", "default"))}).encode()
+            raise DynamicApiError(exc)
+        return super().server_side_apply(body, name, **kw)
+
+
+POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "keystone-test"},
+       "spec": {"serviceAccountName": "keystone-test", "containers": [{"name": "c", "image": "i"}]}}
+ACCOUNT = {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "keystone-test"}}
+
+
+def test_a_dry_run_validates_a_pod_whose_account_an_earlier_wave_creates() -> None:
+    res = _AdmissionRes("Pod", accounts=["default"])
+    dry = apply.Applier(_Dyn(res), "openstack", dry_run=True)
+    assert dry.apply(ACCOUNT, OWNER, LABELS).action == "created"
+    result = dry.apply(POD, OWNER, LABELS)
+    assert result.action == "created"
+    assert "validated with the default ServiceAccount in place of keystone-test" in result.note
+    assert result.after["spec"]["serviceAccountName"] == "keystone-test"
+    assert [b["spec"]["serviceAccountName"] for b in res.applied if b["kind"] == "Pod"] == ["default"]
+
+
+def test_a_pod_whose_account_nobody_creates_keeps_the_admission_message() -> None:
+    dry = apply.Applier(_Dyn(_AdmissionRes("Pod", accounts=["default"])), "openstack", dry_run=True)
+    with pytest.raises(PhaseError) as err:
+        dry.apply(POD, OWNER, LABELS)
+    assert str(err.value) == f"the apiserver refused Pod keystone-test: {SA_REFUSAL}"
+    assert "credentials" not in str(err.value)
+
+
+def test_a_real_run_never_substitutes_the_account() -> None:
+    applier = apply.Applier(_Dyn(_AdmissionRes("Pod", accounts=["default"])), "openstack")
+    applier.planned.add(("ServiceAccount", "keystone-test"))
+    with pytest.raises(PhaseError, match="error looking up service account"):
+        applier.apply(POD, OWNER, LABELS)
