@@ -2,10 +2,24 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Keep credentials out of everything the modules return or print.
 
-Secrets come from two places: values whose key looks like a credential
-(password, token, key, secret, ...) and the data of rendered Secret objects.
-Every string that leaves a module goes through `Redactor.redact`, and
-Secret objects are shown with their data masked.
+Credentials come from three places: values whose key names a credential
+(`password`, `db_password`, `api_key`, ...), the data of rendered Secret
+objects, and the password in a URL's userinfo. They are masked in two ways:
+
+- as whole field values, where a value is shown under its key (`mask_values`;
+  a Secret's data with `mask_secret`): every credential, however short;
+- as free text (`redact`, and Ansible's no_log values), where a remembered
+  value is replaced wherever it appears. Only distinctive values are masked
+  so: at least MIN_FREE_TEXT_LEN characters, and not a word (letters only,
+  up to MAX_WORD_LEN of them). openstack-helm's default password is
+  literally `password`; masking it as free text would blank that word, and
+  every other common word a chart uses as a default, in every message.
+
+A key names a credential by its last word (`keystone_db_password`, not
+`credential_setup`, a job's section), and only the values right under it are
+credentials, not a whole section below it (`conf.keystone.token.provider`
+is configuration). A bare `key` is a label or entry key in Kubernetes-shaped
+values (tolerations, selectors, Secret references), as is `node_selector_key`.
 """
 
 from __future__ import annotations
@@ -17,49 +31,85 @@ from typing import Any, Dict, Iterable, List, Mapping
 MASK = "********"
 # The password of a connection string: scheme://user:password@host
 _URL_PASSWORD = re.compile(r"://[^:/@\s]+:([^@\s]+)@")
-# Matched against each word of a key (keystone_db_password -> keystone, db,
-# password; apiKey -> api, key), so that `keystone` is not a credential key.
+# Matched against the last word of a key (keystone_db_password -> password;
+# apiKey -> key), so that neither `keystone` nor `credential_setup` is one.
 DEFAULT_SECRET_KEYS = r"(?i)^(pass(word|wd|phrase)?|pw|tokens?|secrets?|keys?|apikey|credentials?|private)$"
 _WORDS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
+# With the default pattern, a key ending in `key` after one of these words
+# names a label key, not a credential (node_selector_key, topologyKey).
+_LABEL_KEY_WORDS = frozenset({"selector", "topology", "label"})
+# Free text: shorter values (true, 0, root, admin, ...) and words would be
+# masked wherever they occur.
+MIN_FREE_TEXT_LEN = 8
+MAX_WORD_LEN = 12
+_WORD = re.compile(r"^[A-Za-z]+$")
 # In a Secret everything is secret, but for entries that only say who and
 # where (OS_USERNAME, OS_REGION_NAME, DB_HOST): remembering "admin" or
 # "RegionOne" would mask those words in every message.
 PUBLIC_WORDS = frozenset({"user", "username", "name", "host", "hostname", "port", "url", "uri",
                           "endpoint", "region", "project", "domain", "interface", "namespace"})
-# Short values (true, 0, ...) would be masked everywhere they occur.
-MIN_SECRET_LEN = 4
+
+
+def free_text_safe(value: str) -> bool:
+    """Whether masking `value` wherever it appears blanks only the value."""
+    return len(value) >= MIN_FREE_TEXT_LEN and not (_WORD.match(value) and len(value) <= MAX_WORD_LEN)
 
 
 class Redactor:
     def __init__(self, key_pattern: str = DEFAULT_SECRET_KEYS) -> None:
         self._key = re.compile(key_pattern)
+        self._default = key_pattern == DEFAULT_SECRET_KEYS
         self._secrets: set = set()
 
     def is_secret_key(self, key: Any) -> bool:
-        return any(self._key.search(word) for word in _WORDS.findall(str(key)))
+        words = _WORDS.findall(str(key))
+        if not words or not self._key.search(words[-1]):
+            return False
+        if self._default and words[-1].lower() in ("key", "keys"):
+            return len(words) > 1 and words[-2].lower() not in _LABEL_KEY_WORDS
+        return True
 
     @property
     def secrets(self) -> List[str]:
+        """The values masked as free text, longest first."""
         return sorted(self._secrets, key=len, reverse=True)
 
     def add(self, value: Any) -> None:
-        """Remember a secret, and the password of any connection string in it."""
-        if isinstance(value, str) and len(value) >= MIN_SECRET_LEN:
-            self._secrets.add(value)
-            for password in _URL_PASSWORD.findall(value):
-                if len(password) >= MIN_SECRET_LEN:
-                    self._secrets.add(password)
+        """Remember a credential for free text, and the password of any
+        connection string in it; values that are not distinctive are not."""
+        if isinstance(value, str):
+            for candidate in [value, *_URL_PASSWORD.findall(value)]:
+                if free_text_safe(candidate):
+                    self._secrets.add(candidate)
 
     def add_values(self, values: Any, under_secret_key: bool = False) -> None:
-        """Remember every string under a credential-like key, at any depth."""
+        """Remember the credentials in values: each scalar (or list item) right
+        under a credential key; with under_secret_key, every scalar below."""
+        self._walk(values, under_secret_key, False)
+
+    def _walk(self, values: Any, everything: bool, here: bool) -> None:
         if isinstance(values, Mapping):
             for key, val in values.items():
-                self.add_values(val, under_secret_key or self.is_secret_key(key))
+                self._walk(val, everything, self.is_secret_key(key))
         elif isinstance(values, (list, tuple)):
             for val in values:
-                self.add_values(val, under_secret_key)
-        elif under_secret_key and not isinstance(values, bool) and values is not None:
+                self._walk(val, everything, here)
+        elif (everything or here) and not isinstance(values, bool) and values is not None:
             self.add(str(values))
+
+    def mask_values(self, values: Any, under_secret_key: bool = False) -> Any:
+        """A copy of values with every credential masked as a whole field
+        value, however short or common, and free text redacted elsewhere."""
+        return self._masked(values, under_secret_key, False)
+
+    def _masked(self, values: Any, everything: bool, here: bool) -> Any:
+        if isinstance(values, Mapping):
+            return {k: self._masked(v, everything, self.is_secret_key(k)) for k, v in values.items()}
+        if isinstance(values, (list, tuple)):
+            return [self._masked(v, everything, here) for v in values]
+        if (everything or here) and not isinstance(values, bool) and values is not None:
+            return MASK
+        return self.redact(values)
 
     def add_objects(self, objects: Iterable[Mapping[str, Any]]) -> None:
         """Remember the data of every Secret, both decoded and base64, except

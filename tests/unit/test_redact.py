@@ -8,27 +8,32 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from ansible_collections.lcm.openstack.plugins.module_utils import render
-from ansible_collections.lcm.openstack.plugins.module_utils.redact import MASK, Redactor, mask_secret
+from ansible_collections.lcm.openstack.plugins.module_utils.redact import MASK, Redactor, free_text_safe, mask_secret
 
 FIXTURE = Path(__file__).parent / "fixtures" / "phase" / "rendered_keystone.out"
+# The shared openstack-helm charts (read only), beside the repository.
+CHARTS = Path(__file__).resolve().parents[3] / "shared" / "charts" / "openstack-helm"
 
 
 # -- add_values ------------------------------------------------------------------
 
-def test_values_under_credential_keys_at_any_depth() -> None:
+def test_values_right_under_credential_keys_at_any_depth() -> None:
     r = Redactor()
     r.add_values({
         "endpoints": {"oslo_db": {"auth": {"admin": {"username": "root", "password": "R00t-Passw0rd"}}}},
         "conf": {"fernet": {"private_key": "-----BEGIN KEY-----abc"}},
         "secrets": {"tls": {"api": "keystone-tls-api"}},
         "users": [{"name": "svc", "token": "tok-1234-abcd"}],
+        "fernet_keys": ["Fernet-Key-0000", "Fernet-Key-1111"],
     })
-    text = "db R00t-Passw0rd key -----BEGIN KEY-----abc tls keystone-tls-api tok tok-1234-abcd"
-    assert r.redact(text) == f"db {MASK} key {MASK} tls {MASK} tok {MASK}"
-    # `auth` is a section (user names, regions), not a credential: only the password goes
-    assert r.redact("user root") == "user root"
+    text = "db R00t-Passw0rd key -----BEGIN KEY-----abc tok tok-1234-abcd fernet Fernet-Key-0000 Fernet-Key-1111"
+    assert r.redact(text) == f"db {MASK} key {MASK} tok {MASK} fernet {MASK} {MASK}"
+    # `auth` is a section (user names, regions), not a credential: only the password goes;
+    # `secrets` is a section of Secret names (openstack-helm's), and names are no credentials
+    assert r.redact("user root, Secret keystone-tls-api") == "user root, Secret keystone-tls-api"
 
 
 @pytest.mark.parametrize("key", ["password", "PASSWORD", "db_passwd", "admin_pass", "api_token", "client_secret",
@@ -59,7 +64,7 @@ def test_keystone_keys_are_not_credential_keys() -> None:
 
 def test_short_values_and_switches_are_not_remembered() -> None:
     r = Redactor()
-    r.add_values({"password": "abc", "token": "", "secret": True, "keys": None})
+    r.add_values({"password": "abc", "token": "", "secret": True, "api_key": None})
     # "abc" and "" are too short; a boolean switch is no secret (and "True" would be masked everywhere)
     assert r.secrets == []
     assert r.redact("abc True") == "abc True"
@@ -67,11 +72,29 @@ def test_short_values_and_switches_are_not_remembered() -> None:
 
 def test_numbers_under_credential_keys_are_remembered_as_text() -> None:
     r = Redactor()
-    r.add_values({"credentials": {"pin": 987654}})
-    assert r.redact("pin 987654") == f"pin {MASK}"
+    r.add_values({"credentials": {"admin_pin": 987654}, "admin_token": 98765432})
+    assert r.redact("pin 987654, token 98765432") == f"pin 987654, token {MASK}"
 
 
-@pytest.mark.parametrize("key", ["keystone", "auth", "tls_cert", "monkey", "passage_count", "tokenizer"])
+@pytest.mark.parametrize("value, free_text", [
+    ("password", False), ("keystone", False), ("RegionOne", False), ("changeme", False),  # words
+    ("admin", False), ("s3cr3t", False), ("1234567", False),                             # shorter than 8
+    ("Passw0rd", True), ("pass-word", True), ("12345678", True),                         # not a word
+    ("correcthorsebatterystaple", True),                                                 # longer than a word
+])
+def test_only_distinctive_values_are_masked_as_free_text(value: str, free_text: bool) -> None:
+    assert free_text_safe(value) is free_text
+    r = Redactor()
+    r.add_values({"password": value})
+    assert r.redact(f"the {value} here") == (f"the {MASK} here" if free_text else f"the {value} here")
+    # as a field value under its credential key it is masked, whatever it is
+    assert r.mask_values({"auth": {"password": value, "username": "admin"}}) == {
+        "auth": {"password": MASK, "username": "admin"}}
+
+
+@pytest.mark.parametrize("key", ["keystone", "auth", "tls_cert", "monkey", "passage_count", "tokenizer",
+                                 "credential_setup", "max_token_size", "key", "keys", "node_selector_key",
+                                 "topologyKey", "password_policy"])
 def test_words_that_merely_contain_a_credential_word_are_not_credential_keys(key: str) -> None:
     assert not Redactor().is_secret_key(key)
 
@@ -112,10 +135,10 @@ def test_add_ignores_short_and_non_strings() -> None:
 
 def test_secrets_longest_first_and_redact_masks_the_whole_secret() -> None:
     r = Redactor()
-    r.add("abcd")
-    r.add("abcdefgh")
-    assert r.secrets == ["abcdefgh", "abcd"]
-    assert r.redact("abcdefgh abcd") == f"{MASK} {MASK}"
+    r.add("abcd-1234")
+    r.add("abcd-1234-efgh")
+    assert r.secrets == ["abcd-1234-efgh", "abcd-1234"]
+    assert r.redact("abcd-1234-efgh abcd-1234") == f"{MASK} {MASK}"
 
 
 # -- add_objects -----------------------------------------------------------------
@@ -214,3 +237,57 @@ def test_secret_entries_that_only_say_who_and_where_are_not_masked_everywhere() 
         "user_password": "User-Pass-99"}}])
     assert set(r.secrets) == {"Url-Pass-77", "Adm1n-Pass-88", "User-Pass-99"}
     assert r.redact("admin in RegionOne via mariadb") == "admin in RegionOne via mariadb"
+
+
+# -- the keystone chart's default values ------------------------------------------
+
+def _keystone_values() -> Any:
+    path = CHARTS / "keystone" / "values.yaml"
+    assert path.is_file(), f"the shared openstack-helm charts are expected in {CHARTS}"
+    return yaml.safe_load(path.read_text())
+
+
+def test_the_keystone_chart_defaults_blank_no_ordinary_text() -> None:
+    """Its passwords are all literally `password`: no word of a message is masked for it, nor for the
+    user names, Secret names, label keys, image names and logging config around them."""
+    r = Redactor()
+    r.add_values(_keystone_values())
+    assert r.secrets == []
+    message = ("Job keystone-db-sync: image quay.io/airshipit/keystone:2026.1-ubuntu_noble, Secret "
+               "keystone-db-admin, node-role.kubernetes.io/control-plane; the password of user keystone "
+               "in RegionOne was refused: check the password in endpoints.oslo_db.auth (root, admin, default, "
+               "stdout, internal)")
+    assert r.redact(message) == message
+
+
+def test_the_keystone_chart_defaults_are_masked_as_field_values() -> None:
+    values = _keystone_values()
+    masked = Redactor().mask_values(values)
+    seen = 0
+    for service, endpoint in values["endpoints"].items():
+        auths = endpoint.get("auth") if isinstance(endpoint, dict) else None
+        for user, auth in (auths if isinstance(auths, dict) else {}).items():
+            if isinstance(auth, dict) and "password" in auth:
+                seen += 1
+                assert auth["password"] == "password"
+                assert masked["endpoints"][service]["auth"][user]["password"] == MASK
+                assert masked["endpoints"][service]["auth"][user]["username"] == auth["username"]
+    assert seen >= 6
+    assert masked["endpoints"]["identity"]["auth"]["admin"] == dict(values["endpoints"]["identity"]["auth"]["admin"],
+                                                                    password=MASK)
+    # nothing but credentials changed
+    assert masked["secrets"] == values["secrets"] and masked["conf"]["logging"] == values["conf"]["logging"]
+    assert masked["pod"]["tolerations"] == values["pod"]["tolerations"]
+    assert masked["conf"]["keystone"]["token"] == values["conf"]["keystone"]["token"]
+
+
+def test_a_real_password_in_the_keystone_values_is_masked_everywhere() -> None:
+    values = copy.deepcopy(_keystone_values())
+    values["endpoints"]["oslo_db"]["auth"]["keystone"]["password"] = "Ks-Db-9f2e-Passw0rd"
+    r = Redactor()
+    r.add_values(values)
+    assert r.secrets == ["Ks-Db-9f2e-Passw0rd"]
+    r.add("mysql+pymysql://keystone:Ks-Db-9f2e-Passw0rd@mariadb.openstack.svc/keystone")
+    log = "Access denied: mysql+pymysql://keystone:Ks-Db-9f2e-Passw0rd@mariadb.openstack.svc/keystone"
+    assert r.redact(log) == f"Access denied: {MASK}"
+    assert r.redact("retrying with Ks-Db-9f2e-Passw0rd") == f"retrying with {MASK}"
