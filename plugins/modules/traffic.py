@@ -24,7 +24,7 @@ description:
     ready endpoint is a pod of that selector, with at least O(min_ready) of them. A
     rollout whose selector picks no pod fails at once; one whose pods do not get Ready
     within O(timeout) fails and leaves the gate open.
-  - O(selector_mode=track) is blue/green for charts whose pods carry a track label: it sets
+  - O(selector_mode=track) is blue/green for charts whose pods carry a track label; it sets
     one key of the selector, O(selector_label), to the track whose pods get the traffic. A
     rollout waits until every ready endpoint is a pod of O(track), with at least
     O(min_ready) of them; if that does not happen within O(timeout), the previous
@@ -200,8 +200,8 @@ notes:
   - C(spec.selector) of a Service is an atomic map, so the whole selector is applied
     and the field manager C(lcm.openstack-traffic) owns all of it. A selector that is
     already what the run wants is not written again. A Helm 3 upgrade, or a Helm 4 one with
-    C(--server-side=false) (how the collection's roles run Helm 4), merges on the client:
-    it keeps the gate key, and the track when the chart does not render O(selector_label),
+    C(--server-side=false) (how the collection's roles run Helm 4), merges on the client,
+    so it keeps the gate key, and the track when the chart does not render O(selector_label),
     while applying the chart's own changes to the other keys. A Helm 4 upgrade with
     server-side apply (Helm 4's default for releases it installed) fails with a conflict on
     C(.spec.selector) while it is drained; C(--force-conflicts) puts the chart's selector
