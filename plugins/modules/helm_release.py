@@ -155,7 +155,7 @@ options:
     description:
       - Install or upgrade the release with every job of the chart switched off, so
         that phases (M(lcm.openstack.phase)) run them. The switches are read from the
-        chart itself, C(helm show values): every key under C(manifests) whose name
+        chart itself (C(helm show values)). Every key under C(manifests) whose name
         starts with C(job_) (the openstack-helm convention) is set to V(false) over
         O(values) and O(values_files).
       - The keys switched off are returned as RV(disabled_jobs).
@@ -165,7 +165,7 @@ options:
     description:
       - With O(state=absent), also delete the objects Helm keeps on uninstall
         (annotated C(helm.sh/resource-policy=keep), such as openstack-helm's fernet and
-        credential key Secrets). Their data belongs to the service's database: purge
+        credential key Secrets). Their data belongs to the service's database, so purge
         them when the database is dropped.
       - Without it they stay (RV(kept)), and the next install of the release adopts them.
     type: bool
