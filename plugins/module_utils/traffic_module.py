@@ -12,7 +12,9 @@ from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseE
 from ansible_collections.lcm.openstack.plugins.module_utils.runner import (
     _client, _forget_secrets, request_from_params,
 )
+from ansible_collections.lcm.openstack.plugins.module_utils.redact import Redactor
 from ansible_collections.lcm.openstack.plugins.module_utils.traffic import Check, TrafficRequest, TrafficRunner
+from ansible_collections.lcm.openstack.plugins.module_utils.traffic_check import masked_url
 
 
 def request(p: Dict[str, Any]) -> TrafficRequest:
@@ -40,6 +42,18 @@ def request(p: Dict[str, Any]) -> TrafficRequest:
         drain_grace_seconds=p.get("drain_grace_seconds"))
 
 
+def mask_params(params: Dict[str, Any], redactor: Redactor) -> None:
+    """Mask the credentials in the parameters Ansible echoes back (the
+    invocation) as whole field values: no_log values only reach those that
+    are distinctive enough to be masked as free text."""
+    check = params.get("check") or {}
+    if check.get("url"):
+        check["url"] = masked_url(check["url"])
+    source = check.get("source") or {}
+    if source.get("values"):
+        source["values"] = redactor.mask_values(source["values"])
+
+
 def run(module: Any) -> None:
     """lcm.openstack.traffic: drain a service's traffic, or roll it out, recorded as a Phase."""
     dyn = _client(module)
@@ -50,10 +64,12 @@ def run(module: Any) -> None:
         result = runner.run()
     except PhaseError as exc:
         _forget_secrets(module, runner)
+        mask_params(module.params, runner.redactor if runner else Redactor())
         details = dict(exc.details)
         details.pop("diff", None)
         module.fail_json(msg=str(exc), **details)
     _forget_secrets(module, runner)
+    mask_params(module.params, runner.redactor)
     diff = result.pop("diff", None)
     if module._diff and diff and result["changed"]:
         result["diff"] = dict(diff, before=yaml.safe_dump(diff["before"], sort_keys=True),

@@ -161,3 +161,20 @@ def test_check_phase_names_fit_a_label_and_differ_per_step_and_parent() -> None:
     assert all(n.startswith("keystone-test-") and DNS_LABEL.match(n) for n in names.values())
     long = check_phase_name("r" * 60, "p", 1)
     assert len(long) <= 63 and DNS_LABEL.match(long)
+
+
+# -- the parameters Ansible echoes back ------------------------------------------------------
+
+def test_the_echoed_parameters_mask_the_check_credentials_as_field_values() -> None:
+    from ansible_collections.lcm.openstack.plugins.module_utils.redact import MASK, Redactor
+    from ansible_collections.lcm.openstack.plugins.module_utils.traffic_module import mask_params
+
+    params = {"action": "rollout", "check": {
+        "url": "http://admin:admin@keystone/v3",  # short and a word: not masked as free text, masked here
+        "source": {"chart": "/srv/keystone", "values": {"endpoints": {"identity": {"auth": {"admin": {
+            "username": "admin", "password": "password"}}}}}}}}
+    mask_params(params, Redactor())
+    assert params["check"]["url"] == "http://admin:********@keystone/v3"
+    assert params["check"]["source"]["values"]["endpoints"]["identity"]["auth"]["admin"] == {
+        "username": "admin", "password": MASK}
+    assert params["check"]["source"]["chart"] == "/srv/keystone" and params["action"] == "rollout"
