@@ -46,7 +46,19 @@ PENDING, RUNNING, SUCCEEDED, FAILED = "Pending", "Running", "Succeeded", "Failed
 # credential-setup, fernet-setup, domain-manage, bootstrap, image-repo-sync
 # when the local registry is on, ...) except those of PHASE_ONLY_TEMPLATES.
 DEFAULT_TEMPLATES = {
-    "install": ["templates/job-*.yaml"],
+    # Every job-* but PHASE_ONLY_TEMPLATES; the names before the catch-all
+    # give the order for a chart that declares no dependencies (see waves).
+    "install": [
+        "templates/job-credential-setup.yaml",
+        "templates/job-fernet-setup.yaml",
+        "templates/job-db-init.yaml",
+        "templates/job-db-sync.yaml",
+        "templates/job-rabbit-init.yaml",
+        "templates/job-ks-*.yaml",
+        "templates/job-domain-manage.yaml",
+        "templates/job-bootstrap.yaml",
+        "templates/job-*.yaml",
+    ],
     "upgrade": ["templates/job-db-backup.yaml", "templates/job-db-sync.yaml"],
     "rollback": ["templates/job-db-restore.yaml"],
     "uninstall": ["templates/job-db-drop.yaml"],
