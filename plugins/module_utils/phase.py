@@ -18,7 +18,9 @@ import time
 from typing import Any, Dict, List, Mapping, Optional
 
 from ansible_collections.lcm.openstack.plugins.module_utils.compat import DynamicApiError, NotFoundError, ResourceNotFoundError
-from ansible_collections.lcm.openstack.plugins.module_utils import release_storage, render, selection
+from ansible_collections.lcm.openstack.plugins.module_utils import (
+    dependencies, ownership, release_storage, render, selection, steps,
+)
 from ansible_collections.lcm.openstack.plugins.module_utils.apply import (
     Applied, Applier, delete_and_wait, helm_release_of, owner_reference,
 )
@@ -50,6 +52,9 @@ class PhaseRunner:
         self.redactor = Redactor()
         self.redactor.add_values(req.source.values or {})
         self.warnings: List[str] = []
+        # The chart's whole render and what its long-running workloads use (set by _render).
+        self.rendered: List[render.Rendered] = []
+        self.users: Dict[Any, List[str]] = {}
         self.phases = self._phase_resource()
 
     # -- entry points ------------------------------------------------------
@@ -71,6 +76,12 @@ class PhaseRunner:
         if not req.flow_id:
             req.flow_id = Lifecycle(self.dyn, req.namespace, req.service, req.release).running_flow()
         objects = self._render()
+        skipped = steps.requested_steps(req.type, req.options, objects, req.source.templates)
+        self.warnings += skipped
+        if skipped and not objects:
+            # the one step asked for has nothing to run (missing_job: warn): no Phase, no change
+            return {"changed": False, "phase": {}, "objects_applied": [], "warnings": self.warnings}
+        dependencies.check(objects, self.rendered, req.namespace, dependencies.cluster_lookup(self.dyn))
         spec = build_spec(req, [o.obj for o in objects])
         hash_ = spec_hash(spec)
         body = phase_body(req, spec, hash_)
@@ -121,8 +132,10 @@ class PhaseRunner:
             rendered = render.parse_manifest(text)
             if src.manifests:
                 rendered += render.load_manifests(src.manifests)
+        self.rendered = rendered
+        self.users = ownership.workload_users(r.obj for r in rendered)
         rendered = _without_unasked_database_jobs(rendered, req.type, req.options)
-        chosen = selection.select(rendered, req.type, src.mode, src.templates)
+        chosen = selection.select(rendered, req.type, src.mode, src.templates, req.namespace)
         if src.mode == "templates" and src.templates is None:
             chosen += self._release_workloads(rendered)
         self.redactor.add_objects(o.obj for o in chosen)
@@ -163,9 +176,10 @@ class PhaseRunner:
 
     def _preflight(self, objects: List[render.Rendered]) -> None:
         """Validate every object with a server-side dry run before writing anything."""
-        dry = Applier(self.dyn, self.req.namespace, dry_run=True)
+        dry = Applier(self.dyn, self.req.namespace, dry_run=True, users=self.users)
+        labels = {LABEL_SERVICE: self.req.service}
         for o in objects:
-            dry.apply(o.obj, _placeholder_owner("dry-run"), {})
+            dry.apply(o.obj, _placeholder_owner("dry-run"), labels)
 
     def _run(self, phase: Dict[str, Any], objects: List[render.Rendered]) -> Dict[str, Any]:
         req = self.req
@@ -176,7 +190,7 @@ class PhaseRunner:
         phase = writer.start()
         lifecycle.phase_started(phase)
         self._refresh_update_status()
-        applier = Applier(self.dyn, req.namespace)
+        applier = Applier(self.dyn, req.namespace, users=self.users)
         labels = {LABEL_PHASE: name, LABEL_SERVICE: req.service, LABEL_TYPE: req.type}
         owner = owner_reference(phase)
         applied: List[Applied] = []
@@ -231,7 +245,7 @@ class PhaseRunner:
         owner = owner_reference(existing) if attach else _placeholder_owner(body["metadata"]["name"])
         labels = {LABEL_PHASE: body["metadata"]["name"], LABEL_SERVICE: self.req.service,
                   LABEL_TYPE: self.req.type}
-        dry = Applier(self.dyn, self.req.namespace, dry_run=True)
+        dry = Applier(self.dyn, self.req.namespace, dry_run=True, users=self.users)
         applied = [dry.apply(o.obj, owner, labels) for o in objects]
         return {"changed": True, "phase": {"name": body["metadata"]["name"],
                                            "namespace": self.req.namespace,
@@ -320,5 +334,6 @@ def _without_unasked_database_jobs(rendered: List[render.Rendered], phase_type: 
 
 
 def _actions(applied: List[Applied]) -> List[Dict[str, str]]:
-    return [{"kind": a.kind, "name": a.name, "action": a.action, **({"note": a.note} if a.note else {})}
+    return [{"kind": a.kind, "name": a.name, "action": a.action, "owned": a.owned, "reason": a.reason,
+             **({"note": a.note} if a.note else {})}
             for a in applied]
