@@ -9,7 +9,8 @@ objects it creates that nothing else uses. Besides:
 - A Job (or bare Pod) left by an earlier phase is deleted and re-created: its
   pod template is immutable, and a new phase means a new run.
 - An object of this very Phase is left alone, so a resumed phase does not
-  restart work that is already running.
+  restart work that is already running. A Job a workload waits for carries no
+  owner reference (ownership.py): the phase-uid label says it is this run's.
 - A shared object (a Helm release's, a keep-policy hook, anything that
   existed outside a phase) is waited on but neither changed nor owned.
 - A config object created without an owner (a keep-policy hook Secret the
@@ -32,7 +33,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils.model import (
     API_VERSION, FIELD_MANAGER, IMMUTABLE_KINDS, LABEL_SERVICE, PHASE_KIND,
 )
 from ansible_collections.lcm.openstack.plugins.module_utils.ownership import (  # noqa: F401 (re-exported)
-    OWN, RELEASE, SHARE, Key, controller_of, decide, helm_release_of,
+    LABEL_PHASE_UID, OWN, RELEASE, SHARE, WORK_KINDS, Key, controller_of, decide, helm_release_of, of_phase,
 )
 from ansible_collections.lcm.openstack.plugins.module_utils.redact import mask_secret
 
@@ -146,9 +147,10 @@ class Applier:
         else:
             meta.pop("ownerReferences", None)
             result.note = decision.reason
+            if owner is not None and kind in WORK_KINDS:
+                meta["labels"][LABEL_PHASE_UID] = owner["uid"]
         if existing is not None:
-            current = controller_of(existing)
-            ours = owner is not None and current is not None and current.get("uid") == owner["uid"]
+            ours = owner is not None and of_phase(existing, owner["uid"])
             if (api_version, kind) in IMMUTABLE_KINDS:
                 if ours:
                     result.after = result.before

@@ -226,7 +226,11 @@ def cluster_lookup(dyn: Any) -> Lookup:
 
 def _pod_spec(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     spec = obj.get("spec") or {}
-    return spec if obj.get("kind") == "Pod" else ((spec.get("template") or {}).get("spec") or {})
+    if obj.get("kind") == "Pod":
+        return spec
+    if obj.get("kind") == "CronJob":  # its pods wait too (keystone-fernet-rotate on fernet-setup)
+        spec = ((spec.get("jobTemplate") or {}).get("spec") or {})
+    return (spec.get("template") or {}).get("spec") or {}
 
 
 def _entrypoint_env(obj: Mapping[str, Any]) -> List[Tuple[str, str]]:

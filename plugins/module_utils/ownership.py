@@ -6,12 +6,22 @@ Deleting a Phase garbage-collects whatever it controls, so the Phase is the
 controller owner only of what it created for its own run and that nothing
 else uses:
 
-- its Jobs and Pods: the phase's own work, Helm hooks in the chart or not;
+- its Jobs and Pods: the phase's own work, Helm hooks in the chart or not,
+  but for a Job a long-running workload of the chart waits for;
 - config objects (Secret, ConfigMap, ServiceAccount, Role, RoleBinding) it
   creates itself, that are not Helm hooks, have no
   ``helm.sh/resource-policy: keep``, are not managed by a Helm release and
   are not used by a long-running workload (Deployment, StatefulSet,
   DaemonSet, CronJob) of the chart.
+
+A Job that a long-running workload names in its kubernetes-entrypoint
+dependencies (keystone-api's ``DEPENDENCY_JOBS`` names keystone-db-sync) is
+created without an owner reference: the workload's init container waits for
+that Job to exist and be complete every time a pod of it starts (a restart,
+a rescheduling, a scale-up), long after the phase ended. It is the phase's by
+its labels instead (``lifecycle.openstack.org/phase`` and, for the one run,
+``lifecycle.openstack.org/phase-uid``), which is how a resumed run, a later
+phase that replaces it, and the stop of a failed phase recognise it.
 
 Everything else that exists already is shared: waited on, never changed.
 A config object the phase must create but may not own (a keep-policy hook
@@ -28,8 +38,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Set, Tuple
 
+from ansible_collections.lcm.openstack.plugins.module_utils.dependencies import Graph, declared
 from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseError
-from ansible_collections.lcm.openstack.plugins.module_utils.model import LABEL_SERVICE, PHASE_KIND
+from ansible_collections.lcm.openstack.plugins.module_utils.model import GROUP, LABEL_SERVICE, PHASE_KIND
+from ansible_collections.lcm.openstack.plugins.module_utils.render import Rendered
 from ansible_collections.lcm.openstack.plugins.module_utils.selection import pod_references
 
 OWN = "own"            # apply it, with the Phase as controller owner
@@ -42,6 +54,9 @@ CONFIG_KINDS = ("Secret", "ConfigMap", "ServiceAccount", "Role", "RoleBinding")
 LONG_RUNNING_KINDS = ("Deployment", "StatefulSet", "DaemonSet", "CronJob")
 HOOK = "helm.sh/hook"
 RESOURCE_POLICY = "helm.sh/resource-policy"
+# The uid of the Phase run that created a Job it may not own (Phase names
+# repeat: a Failed Phase run again is deleted and created under its name).
+LABEL_PHASE_UID = f"{GROUP}/phase-uid"
 
 Key = Tuple[str, str]  # (kind, name)
 
@@ -65,6 +80,15 @@ def controller_of(obj: Mapping[str, Any]) -> Optional[Dict[str, Any]]:
     return None
 
 
+def of_phase(obj: Mapping[str, Any], uid: str) -> bool:
+    """Whether this very Phase run (by uid) made the object: its controller
+    owner, or, for a Job created without an owner, the phase-uid label."""
+    controller = controller_of(obj)
+    if controller is not None:
+        return controller.get("kind") == PHASE_KIND and controller.get("uid") == uid
+    return bool(uid) and _labels(obj).get(LABEL_PHASE_UID) == uid
+
+
 def helm_release_of(obj: Mapping[str, Any]) -> Optional[str]:
     """The Helm release that manages an object, unless the object is a hook."""
     meta = obj.get("metadata") or {}
@@ -79,7 +103,8 @@ def helm_release_of(obj: Mapping[str, Any]) -> Optional[str]:
 def workload_users(objects: Iterable[Mapping[str, Any]]) -> Dict[Key, List[str]]:
     """For each config object a long-running workload of the chart uses, those
     workloads ("Deployment/keystone-api"). The RoleBindings of a workload's
-    ServiceAccount, and their Roles, count as used too."""
+    ServiceAccount, and their Roles, count as used too; so do the Jobs a
+    workload waits for (waited_jobs)."""
     objects = list(objects)
     users: Dict[Key, Set[str]] = {}
     accounts: Dict[str, Set[str]] = {}
@@ -104,7 +129,27 @@ def workload_users(objects: Iterable[Mapping[str, Any]]) -> Dict[Key, List[str]]
             role = obj.get("roleRef") or {}
             if role.get("kind") == "Role":
                 users.setdefault(("Role", role.get("name", "")), set()).update(whos)
-    return {k: sorted(v) for k, v in users.items()}
+    out = {k: sorted(v) for k, v in users.items()}
+    out.update(waited_jobs(objects))
+    return out
+
+
+def waited_jobs(objects: Iterable[Mapping[str, Any]]) -> Dict[Key, List[str]]:
+    """For each Job of the chart that a long-running workload's entrypoint
+    dependencies name, by name or by labels, those workloads with the
+    variable that names it ("Deployment/keystone-api (DEPENDENCY_JOBS)")."""
+    rendered = [Rendered(dict(o)) for o in objects]
+    graph = Graph(rendered)
+    waiters: Dict[Key, Set[str]] = {}
+    for r in rendered:
+        if r.kind not in LONG_RUNNING_KINDS:
+            continue
+        for dep in declared(r.obj):
+            if dep.kind != "Job":
+                continue
+            for key in graph.resolve(dep):
+                waiters.setdefault(key, set()).add(f"{r.kind}/{r.name} ({dep.env})")
+    return {k: sorted(v) for k, v in waiters.items()}
 
 
 def decide(desired: Mapping[str, Any], live: Optional[Mapping[str, Any]],
@@ -125,6 +170,11 @@ def decide(desired: Mapping[str, Any], live: Optional[Mapping[str, Any]],
             raise PhaseError(f"{kind} {name} is controlled by {controller.get('kind')} "
                              f"{controller.get('name')}; a phase cannot take it over. Rename it in the chart")
     if kind in WORK_KINDS:
+        waiting = (users or {}).get((kind, name)) if kind == "Job" else None
+        if waiting:
+            return Decision(UNOWNED, f"created without an owner: {', '.join(waiting)} "
+                                     f"wait{'s' if len(waiting) == 1 else ''} for it, so deleting the "
+                                     "Phase must leave it")
         hook = _annotation(desired, live, HOOK)
         return Decision(OWN, f"owned: the phase's own {kind}"
                         + (f" (a Helm {hook} hook in the chart)" if hook else ""))

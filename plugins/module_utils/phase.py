@@ -198,7 +198,9 @@ class PhaseRunner:
         try:
             for index, wave in enumerate(selection.waves(objects)):
                 writer.wave = index
-                applied += [applier.apply(o.obj, owner, labels) for o in wave]
+                done = [applier.apply(o.obj, owner, labels) for o in wave]
+                writer.decided(done)
+                applied += done
                 if not req.wait and any(o.kind not in selection.CONFIG_KINDS for o in wave):
                     return {"changed": True, "phase": summary(writer.phase),
                             "objects_applied": _actions(applied), "diffs": applied}

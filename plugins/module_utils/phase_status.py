@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from ansible_collections.lcm.openstack.plugins.module_utils.compat import DynamicApiError
 from ansible_collections.lcm.openstack.plugins.module_utils import diagnose
@@ -20,6 +20,8 @@ from ansible_collections.lcm.openstack.plugins.module_utils.selection import wav
 from ansible_collections.lcm.openstack.plugins.module_utils.stop import describe
 
 Key = Tuple[str, str]
+# The longest ownership reason kept per object: every status patch carries them all.
+REASON_LIMIT = 256
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,8 @@ class StatusWriter:
         self.wave = 0
         self.states: Dict[Key, Readiness] = {
             k: Readiness(NOT_FOUND, f"waits for wave {self.wave_of[k] + 1}") for k in self.order}
+        # Whether the Phase owns each applied object, and why (ownership.decide).
+        self.ownership: Dict[Key, Tuple[bool, str]] = {}
 
     # -- transitions ---------------------------------------------------------
     def start(self) -> Dict[str, Any]:
@@ -82,6 +86,13 @@ class StatusWriter:
 
     def record(self, result: Any) -> None:
         self.states.update(result.states)
+
+    def decided(self, applied: Iterable[Any]) -> None:
+        """Remember the ownership decisions of a wave's applied objects; the
+        next status patch carries them, so `kubectl get phase -o yaml` says
+        why an object outlives the Phase. No patch of its own."""
+        for a in applied:
+            self.ownership[(a.kind, a.name)] = (bool(a.owned), a.reason)
 
     def backup_taken(self, ref: str) -> None:
         """The backup job is Current: a rollback can now restore this backup."""
@@ -149,9 +160,16 @@ class StatusWriter:
                      "objects": self._objects()})
 
     # -- writing ---------------------------------------------------------------
-    def _objects(self) -> List[Dict[str, str]]:
-        return [{"kind": k[0], "name": k[1], "state": self.states[k].state,
-                 "message": self.redactor.redact(self.states[k].message)} for k in self.order]
+    def _objects(self) -> List[Dict[str, Any]]:
+        out: List[Dict[str, Any]] = []
+        for k in self.order:
+            entry: Dict[str, Any] = {"kind": k[0], "name": k[1], "state": self.states[k].state,
+                                     "message": self.redactor.redact(self.states[k].message)}
+            if k in self.ownership:
+                owned, reason = self.ownership[k]
+                entry.update(owned=owned, reason=self.redactor.redact(reason)[:REASON_LIMIT])
+            out.append(entry)
+        return out
 
     def _patch(self, status: Dict[str, Any]) -> Dict[str, Any]:
         meta = self.phase["metadata"]

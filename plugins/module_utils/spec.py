@@ -22,10 +22,12 @@ from ansible_collections.lcm.openstack.plugins.module_utils.model import (
 
 # The per-type block of each phase type: module option -> Phase spec field.
 TYPE_BLOCKS = {
-    "upgrade": ("upgrade", {"backup_database": "backupDatabase", "backup_timeout": "backupTimeoutSeconds"}),
+    "upgrade": ("upgrade", {"backup_database": "backupDatabase", "backup_timeout": "backupTimeoutSeconds",
+                            "missing_job": "missingJob"}),
     "rollback": ("rollback", {"to_revision": "toRevision", "restore_database": "restoreDatabase",
-                              "backup_ref": "backupRef"}),
-    "uninstall": ("uninstall", {"purge_database": "purgeDatabase", "keep_history": "keepHistory"}),
+                              "backup_ref": "backupRef", "missing_job": "missingJob"}),
+    "uninstall": ("uninstall", {"purge_database": "purgeDatabase", "keep_history": "keepHistory",
+                                "missing_job": "missingJob"}),
     "test": ("test", {"timeout": "timeoutSeconds"}),
     "trafficdrain": ("traffic", {"backend": "backend", "steps": "steps",
                                  "drain_grace_seconds": "drainGraceSeconds", "target": "target",
@@ -46,6 +48,9 @@ COMMON_BLOCKS = {
     "failure": ("failure", {"threshold": "threshold", "unschedulable_grace": "unschedulableGraceSeconds"}),
 }
 BLOCK_NAMES = ("upgrade", "rollback", "uninstall", "test", "traffic") + tuple(COMMON_BLOCKS)
+# Fields of a type's block that say how to run it, not what it is: the same
+# phase with another of these is the same run (steps.MISSING_JOB_OPTION).
+NOT_IDENTITY = ("missingJob",)
 
 
 @dataclass
@@ -104,6 +109,9 @@ class PhaseRequest:
         if self.type == "rollback" and self.options.get("restore_database") and not self.options.get("backup_ref"):
             raise PhaseError("rollback.restore_database needs rollback.backup_ref: the backup_ref an upgrade "
                              "Phase recorded (lcm.openstack.phase_info lists it)")
+        policy = self.options.get("missing_job")
+        if policy is not None and policy not in ("fail", "warn"):
+            raise PhaseError(f"{self.type}.missing_job must be fail or warn, not {policy!r}")
         own = TYPE_BLOCKS.get(self.type, ("", {}))[0]
         for key, value in (self.blocks.get("failure") or {}).items():
             if value is not None and value < 0:
@@ -202,6 +210,13 @@ IDENTITY = ("type", "service", "release", "targetVersion", "releaseRevision", "f
 
 def spec_hash(spec: Dict[str, Any]) -> str:
     identity = {k: spec[k] for k in IDENTITY if k in spec}
+    for block in ("upgrade", "rollback", "uninstall"):
+        if isinstance(identity.get(block), dict):
+            kept = {k: v for k, v in identity[block].items() if k not in NOT_IDENTITY}
+            if kept:
+                identity[block] = kept
+            else:
+                identity.pop(block)
     if spec.get("type") == "upgrade":
         # An upgrade runs before the release changes: the revision it saw is
         # gone once an interrupted run got as far as the Helm upgrade.

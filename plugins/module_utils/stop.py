@@ -15,8 +15,11 @@ and ``kubectl patch job NAME -p '{"spec":{"suspend":false}}'`` resumes it by
 hand while debugging. Deleting the Phase (or running it again, which deletes
 the Failed Phase first) garbage-collects the Job as before.
 
-Only Jobs this very Phase controls are touched: a Job that the phase shares
-with a Helm release, or that another Phase owns, is not its to stop.
+Only Jobs of this very Phase run are touched: those it controls, and those it
+created without an owner because a workload waits for them (ownership.py),
+known by their phase-uid label. A Job that the phase shares with a Helm
+release, or that another Phase run made, is not its to stop. A suspended Job
+without an owner outlives the Phase; the next run of the phase replaces it.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from typing import Any, Dict, List, Mapping
 from ansible_collections.lcm.openstack.plugins.module_utils.compat import DynamicApiError
 from ansible_collections.lcm.openstack.plugins.module_utils.errors import api_error
 from ansible_collections.lcm.openstack.plugins.module_utils.model import FIELD_MANAGER, LABEL_PHASE
+from ansible_collections.lcm.openstack.plugins.module_utils.ownership import of_phase
 
 SUSPENDED = "Suspended"
 NOT_STOPPED = "NotStopped"
@@ -35,11 +39,6 @@ def finished(job: Mapping[str, Any]) -> bool:
     """Complete or Failed: the Job controller runs no pod for it any more."""
     return any(c.get("type") in ("Complete", "Failed") and c.get("status") == "True"
                for c in (job.get("status") or {}).get("conditions") or [])
-
-
-def controlled_by(obj: Mapping[str, Any], uid: str) -> bool:
-    return any(r.get("controller") and r.get("uid") == uid
-               for r in (obj.get("metadata") or {}).get("ownerReferences") or [])
 
 
 def stop_jobs(dyn: Any, phase: Mapping[str, Any]) -> List[Dict[str, Any]]:
@@ -57,7 +56,7 @@ def stop_jobs(dyn: Any, phase: Mapping[str, Any]) -> List[Dict[str, Any]]:
         return [{"name": "*", "action": NOT_STOPPED, "message": _why(exc, "list", namespace)}]
     stopped: List[Dict[str, Any]] = []
     for job in sorted(items, key=lambda j: j["metadata"]["name"]):
-        if not controlled_by(job, uid) or finished(job) or (job.get("spec") or {}).get("suspend"):
+        if not of_phase(job, uid) or finished(job) or (job.get("spec") or {}).get("suspend"):
             continue
         job_name = job["metadata"]["name"]
         active = int((job.get("status") or {}).get("active") or 0)

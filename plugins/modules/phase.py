@@ -11,8 +11,14 @@ author:
 description:
   - Records one run of a phase (install, test, upgrade, rollback, uninstall,
     trafficdrain, trafficrollout) as a C(Phase) resource, renders the objects
-    that belong to the phase, applies them with server-side apply under the
-    Phase as controller owner, and waits by watch until they succeed or fail.
+    that belong to the phase, applies them with server-side apply, and waits by
+    watch until they succeed or fail.
+  - The Phase is the controller owner only of what it created for its own run
+    and nothing else uses. A Job that a long-running workload of the chart waits
+    for (keystone-api's C(DEPENDENCY_JOBS) names keystone-db-sync) is created
+    without an owner, so its pods can start again after the Phase is gone; so
+    are config objects a workload uses, Helm hooks and keep-policy objects. Each
+    object's C(owned) and C(reason) are in the Phase status and in RV(objects_applied).
   - The objects come from the service's chart (C(helm template)), chosen by
     template name (the openstack-helm names by default), by a value naming the
     phase that the chart gates on, or by a C(lifecycle.openstack.org/phases)
@@ -34,7 +40,8 @@ description:
     pod, an error or the timeout), its Jobs that have not finished are
     suspended, so nothing keeps running against the database; the Phase records
     them in C(status.stoppedJobs). Running the phase again deletes the Failed
-    Phase with its Jobs and starts afresh.
+    Phase with the Jobs it owns, replaces the Jobs it made without an owner, and
+    starts afresh.
   - Updates the service's C(ServiceLifecycle) record as the phase starts and ends.
   - Needs the CRDs that the C(lcm.openstack.crds) role installs.
 options:
@@ -162,7 +169,9 @@ options:
   state:
     description:
       - V(present) runs the phase. V(absent) deletes the Phase (O(name), or every Phase
-        of O(service) and O(type)) and, through garbage collection, its objects.
+        of O(service) and O(type)) and, through garbage collection, the objects it
+        owns. What it does not own stays (the Jobs a workload waits for, and the
+        objects a workload uses).
     type: str
     choices: [present, absent]
     default: present
@@ -185,6 +194,15 @@ options:
       backup_timeout:
         description: Seconds the backup may take.
         type: int
+      missing_job:
+        description:
+          - What to do when O(upgrade.backup_database) is asked and the chart renders no
+            C(job-db-backup); V(fail) (the default) refuses before anything
+            changes, naming what is missing; V(warn) goes on without the step and
+            warns that no backup was taken.
+          - Not part of the Phase's identity.
+        type: str
+        choices: [fail, warn]
   rollback:
     description: Options of a rollback phase.
     type: dict
@@ -201,6 +219,15 @@ options:
       backup_ref:
         description: The backup an upgrade Phase recorded.
         type: str
+      missing_job:
+        description:
+          - What to do when O(rollback.restore_database) is asked and the chart renders no
+            C(job-db-restore); V(fail) (the default) refuses before anything
+            changes, naming what is missing; V(warn) goes on without the step and
+            warns that the database was not restored.
+          - Not part of the Phase's identity.
+        type: str
+        choices: [fail, warn]
   uninstall:
     description: Options of an uninstall phase.
     type: dict
@@ -211,6 +238,15 @@ options:
       keep_history:
         description: Keep the Helm release history.
         type: bool
+      missing_job:
+        description:
+          - What to do when O(uninstall.purge_database) is asked and the chart renders no
+            C(job-db-drop); V(fail) (the default) refuses before anything
+            changes, naming what is missing; V(warn) goes on without the step and
+            warns that the database was not dropped.
+          - Not part of the Phase's identity.
+        type: str
+        choices: [fail, warn]
   test:
     description: Options of a test phase.
     type: dict
@@ -280,7 +316,7 @@ EXAMPLES = r"""
       chart_version: 1.2.3
       selection: stage
 
-- name: Delete every install Phase of keystone, and the Jobs they own
+- name: Delete every install Phase of keystone, and the Jobs they own (not those keystone-api waits for)
   lcm.openstack.phase:
     type: install
     service: keystone
@@ -331,7 +367,9 @@ phase:
       type: str
       sample: 0068b180d43819dd
     objects:
-      description: Each owned object with its state (in kstatus words) and why.
+      description:
+        - Each object of the phase with its state (in kstatus words) and why, and
+          whether the Phase owns it (C(owned)) and why (C(reason)).
       type: list
       elements: dict
       sample:
@@ -339,6 +377,8 @@ phase:
           name: keystone-db-sync
           state: Current
           message: 1/1 succeeded
+          owned: false
+          reason: "created without an owner: Deployment/keystone-api (DEPENDENCY_JOBS) waits for it, so deleting the Phase must leave it"
     failed_object:
       description: Kind/name of the object that failed the phase.
       type: str
@@ -371,7 +411,9 @@ phase:
       returned: when an upgrade with O(upgrade.backup_database) took its backup
       sample: keystone-2025-2-5d41402a
 objects_applied:
-  description: What this run did to each object (created, updated, unchanged, replaced or shared).
+  description:
+    - What this run did to each object (created, updated, unchanged, replaced or
+      shared), whether the Phase owns it (C(owned)) and why (C(reason)).
   returned: state=present
   type: list
   elements: dict
@@ -379,6 +421,8 @@ objects_applied:
     - kind: Job
       name: keystone-db-sync
       action: created
+      owned: false
+      reason: "created without an owner: Deployment/keystone-api (DEPENDENCY_JOBS) waits for it, so deleting the Phase must leave it"
 deleted:
   description: Names of the Phases deleted.
   returned: state=absent
@@ -391,6 +435,7 @@ from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import An
 from ansible_collections.lcm.openstack.plugins.module_utils.runner import auth_argument_spec, run_phase, source_options
 
 PHASE_TYPES = ["install", "test", "upgrade", "rollback", "uninstall", "trafficdrain", "trafficrollout"]
+MISSING_JOB = dict(type="str", choices=["fail", "warn"])
 
 
 def argument_spec():
@@ -410,11 +455,12 @@ def argument_spec():
         state=dict(type="str", default="present", choices=["present", "absent"]),
         helm_binary=dict(type="path", aliases=["binary_path"]),
         upgrade=dict(type="dict", options=dict(
-            backup_database=dict(type="bool"), backup_timeout=dict(type="int"))),
+            backup_database=dict(type="bool"), backup_timeout=dict(type="int"), missing_job=MISSING_JOB)),
         rollback=dict(type="dict", options=dict(
-            to_revision=dict(type="int"), restore_database=dict(type="bool"), backup_ref=dict(type="str"))),
+            to_revision=dict(type="int"), restore_database=dict(type="bool"), backup_ref=dict(type="str"),
+            missing_job=MISSING_JOB)),
         uninstall=dict(type="dict", options=dict(
-            purge_database=dict(type="bool"), keep_history=dict(type="bool"))),
+            purge_database=dict(type="bool"), keep_history=dict(type="bool"), missing_job=MISSING_JOB)),
         test=dict(type="dict", options=dict(timeout=dict(type="int"))),
         traffic=dict(type="dict", options=dict(
             backend=dict(type="str", choices=["service_selector", "ingress_canary", "openshift_route"]),

@@ -275,3 +275,127 @@ def test_a_real_run_never_substitutes_the_account() -> None:
     applier.planned.add(("ServiceAccount", "keystone-test"))
     with pytest.raises(PhaseError, match="error looking up service account"):
         applier.apply(POD, OWNER, LABELS)
+
+
+# -- Jobs a running workload waits for ------------------------------------------------
+
+KEYSTONE_API_JOBS = {"keystone-db-sync", "keystone-credential-setup", "keystone-fernet-setup"}
+
+
+def test_keystone_api_and_its_cronjobs_wait_for_three_jobs() -> None:
+    waited = ownership.waited_jobs(r.obj for r in _keystone())
+    assert waited == {
+        ("Job", "keystone-db-sync"): ["Deployment/keystone-api (DEPENDENCY_JOBS)"],
+        ("Job", "keystone-credential-setup"): ["CronJob/keystone-credential-rotate (DEPENDENCY_JOBS)",
+                                               "Deployment/keystone-api (DEPENDENCY_JOBS)"],
+        ("Job", "keystone-fernet-setup"): ["CronJob/keystone-fernet-rotate (DEPENDENCY_JOBS)",
+                                           "Deployment/keystone-api (DEPENDENCY_JOBS)"],
+    }
+
+
+def test_only_the_keystone_jobs_a_workload_waits_for_outlive_the_phase() -> None:
+    """db-sync is waited for by keystone-api; db-init only by db-sync, a Job
+    that has finished once the phase is over: the Phase may own it."""
+    rendered = _keystone()
+    users = ownership.workload_users(r.obj for r in rendered)
+    jobs = [r for r in rendered if r.kind == "Job"]
+    assert len(jobs) > len(KEYSTONE_API_JOBS)
+    earlier = {"labels": {"lifecycle.openstack.org/phase-uid": "old"}}
+    for r in jobs:
+        live_copy = copy.deepcopy(r.obj)
+        live_copy["metadata"].update(copy.deepcopy(earlier))
+        for live in (None, live_copy):
+            decision = ownership.decide(r.obj, live, users, "keystone")
+            if r.name in KEYSTONE_API_JOBS:
+                assert decision.action == ownership.UNOWNED, (r.key, decision.reason)
+                assert "Deployment/keystone-api (DEPENDENCY_JOBS)" in decision.reason
+            else:
+                assert decision.action == ownership.OWN, (r.key, decision.reason)
+
+
+def _deployment_waiting(env: str, value: str) -> Dict[str, Any]:
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "api"},
+            "spec": {"template": {"spec": {"initContainers": [{"name": "init", "env": [
+                {"name": env, "value": value}]}], "containers": [{"name": "api"}]}}}}
+
+
+def _job_obj(name: str, labels: Optional[Dict[str, str]] = None) -> Dict[str, Any]:
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name, "labels": labels or {}}}
+
+
+def test_a_job_named_by_labels_is_waited_for_too() -> None:
+    objects = [_deployment_waiting("DEPENDENCY_JOBS_JSON", json.dumps([{"labels": {"component": "db-sync"}}])),
+               _job_obj("svc-db-sync", {"component": "db-sync"}), _job_obj("svc-db-init", {"component": "db-init"})]
+    assert ownership.waited_jobs(objects) == {("Job", "svc-db-sync"): ["Deployment/api (DEPENDENCY_JOBS_JSON)"]}
+
+
+def test_a_job_only_another_job_waits_for_may_be_owned() -> None:
+    waits = copy.deepcopy(_job_obj("svc-db-sync"))
+    waits["spec"] = _deployment_waiting("DEPENDENCY_JOBS", "svc-db-init")["spec"]
+    assert ownership.waited_jobs([waits, _job_obj("svc-db-init")]) == {}
+
+
+def test_of_phase_knows_a_run_by_its_controller_or_its_uid_label() -> None:
+    owned = {"metadata": {"ownerReferences": [dict(OWNER)]}}
+    labelled = {"metadata": {"labels": {ownership.LABEL_PHASE_UID: "phase-uid"}}}
+    assert ownership.of_phase(owned, "phase-uid") and ownership.of_phase(labelled, "phase-uid")
+    assert not ownership.of_phase(owned, "other") and not ownership.of_phase(labelled, "other")
+    assert not ownership.of_phase({"metadata": {}}, "")
+    # a label cannot claim an object another controller holds
+    taken = {"metadata": {"labels": {ownership.LABEL_PHASE_UID: "phase-uid"},
+                          "ownerReferences": [{"kind": "CronJob", "uid": "c", "controller": True}]}}
+    assert not ownership.of_phase(taken, "phase-uid")
+
+
+class _JobRes(_Res):
+    """Jobs: deleted and created (dry run) are recorded too."""
+
+    def __init__(self, live: Dict[str, Dict[str, Any]]) -> None:
+        super().__init__("Job", live)
+        self.created: List[Dict[str, Any]] = []
+
+    def create(self, body: Dict[str, Any], **_: Any) -> _Obj:
+        self.created.append(copy.deepcopy(body))
+        return _Obj(body)
+
+
+WAITED = {("Job", "keystone-db-sync"): ["Deployment/keystone-api (DEPENDENCY_JOBS)"]}
+DB_SYNC = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "keystone-db-sync"},
+           "spec": {"template": {"spec": {"containers": [{"name": "db-sync", "image": "keystone"}]}}}}
+
+
+def test_a_waited_job_is_created_without_owner_and_labelled_with_the_run() -> None:
+    res = _JobRes({})
+    result = apply.Applier(_Dyn(res), "openstack", users=WAITED).apply(DB_SYNC, OWNER, LABELS)
+    (body,) = res.applied
+    assert "ownerReferences" not in body["metadata"]
+    assert body["metadata"]["labels"] == {**LABELS, "lifecycle.openstack.org/phase-uid": "phase-uid"}
+    assert (result.action, result.owned) == ("created", False)
+    assert "keystone-api (DEPENDENCY_JOBS) waits for it" in result.reason
+
+
+def test_an_owned_job_carries_no_uid_label() -> None:
+    res = _JobRes({})
+    apply.Applier(_Dyn(res), "openstack").apply(DB_SYNC, OWNER, LABELS)
+    assert res.applied[0]["metadata"]["ownerReferences"] == [OWNER]
+    assert ownership.LABEL_PHASE_UID not in res.applied[0]["metadata"]["labels"]
+
+
+def test_a_resumed_run_leaves_its_own_waited_job_alone() -> None:
+    live = copy.deepcopy(DB_SYNC)
+    live["metadata"]["labels"] = {**LABELS, "lifecycle.openstack.org/phase-uid": "phase-uid"}
+    res = _JobRes({"keystone-db-sync": live})
+    result = apply.Applier(_Dyn(res), "openstack", dry_run=True, users=WAITED).apply(DB_SYNC, OWNER, LABELS)
+    assert result.action == "unchanged" and res.applied == [] and res.created == []
+
+
+def test_a_later_run_replaces_the_waited_job_an_earlier_one_left() -> None:
+    """The same Phase name after a Failed run was deleted: another uid."""
+    live = copy.deepcopy(DB_SYNC)
+    live["metadata"]["labels"] = {**LABELS, "lifecycle.openstack.org/phase-uid": "deleted-run"}
+    res = _JobRes({"keystone-db-sync": live})
+    result = apply.Applier(_Dyn(res), "openstack", dry_run=True, users=WAITED).apply(DB_SYNC, OWNER, LABELS)
+    assert result.action == "replaced" and not result.owned
+    (probe,) = res.created
+    assert "ownerReferences" not in probe["metadata"]
+    assert probe["metadata"]["labels"]["lifecycle.openstack.org/phase-uid"] == "phase-uid"

@@ -79,3 +79,28 @@ def test_a_new_run_clears_the_stopped_jobs_of_the_last() -> None:
     writer, phases = _writer()
     writer.start()
     assert "stoppedJobs" in phases.patches[-1] and phases.patches[-1]["stoppedJobs"] is None
+
+
+def test_the_status_says_which_objects_the_phase_owns_and_why() -> None:
+    writer, phases = _writer()
+    writer.start()
+    assert "owned" not in phases.patches[-1]["objects"][0]  # not applied yet: nothing decided
+    reason = ("created without an owner: Deployment/keystone-api (DEPENDENCY_JOBS) waits for it, so deleting "
+              "the Phase must leave it")
+    writer.decided([SimpleNamespace(kind="Job", name="keystone-db-sync", owned=False, reason=reason)])
+    writer.progress({("Job", "keystone-db-sync"): Readiness("InProgress", "1 active")})
+    (entry,) = phases.patches[-1]["objects"]
+    assert entry == {"kind": "Job", "name": "keystone-db-sync", "state": "InProgress", "message": "1 active",
+                     "owned": False, "reason": reason}
+    writer.succeed()
+    assert summary(writer.phase)["objects"][0]["reason"] == reason
+
+
+def test_an_ownership_reason_is_bounded_and_masked() -> None:
+    writer, phases = _writer()
+    writer.decided([SimpleNamespace(kind="Job", name="keystone-db-sync", owned=True,
+                                    reason=f"owned: {SECRET} " + "x" * 1000)])
+    writer.succeed()
+    (entry,) = phases.patches[-1]["objects"]
+    assert entry["owned"] is True and entry["reason"].startswith("owned: ********")
+    assert len(entry["reason"]) == 256 and SECRET not in str(phases.patches)

@@ -388,3 +388,33 @@ def test_a_negative_failure_option_is_refused() -> None:
     with pytest.raises(PhaseError) as err:
         _req(blocks={"failure": {"threshold": -1}}).validate()
     assert "failure.threshold must be 0 or more, not -1" in str(err.value)
+
+
+# -- missing_job ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("type_,block", [("upgrade", "upgrade"), ("rollback", "rollback"),
+                                         ("uninstall", "uninstall")])
+def test_missing_job_is_recorded_in_the_phase(type_: str, block: str) -> None:
+    req = _req(type_, blocks={block: {"missing_job": "warn"}})
+    req.validate()
+    assert req.options["missing_job"] == "warn"
+    assert build_spec(req, OBJECTS)[block]["missingJob"] == "warn"
+
+
+def test_missing_job_is_no_part_of_a_phase_identity() -> None:
+    plain = _req("uninstall", blocks={"uninstall": {"purge_database": True}})
+    warned = _req("uninstall", blocks={"uninstall": {"purge_database": True, "missing_job": "warn"}})
+    assert _hash(plain) == _hash(warned)
+    assert _hash(_req("upgrade")) == _hash(_req("upgrade", blocks={"upgrade": {"missing_job": "fail"}}))
+    assert _hash(plain) != _hash(_req("uninstall", blocks={"uninstall": {"purge_database": False}}))
+
+
+def test_a_missing_job_policy_other_than_fail_or_warn_is_refused() -> None:
+    with pytest.raises(PhaseError) as err:
+        _req("rollback", blocks={"rollback": {"missing_job": "ignore"}}).validate()
+    assert "rollback.missing_job must be fail or warn, not 'ignore'" in str(err.value)
+
+
+def test_install_takes_no_missing_job() -> None:
+    with pytest.raises(PhaseError, match="option upgrade does not apply to a install phase"):
+        _req("install", blocks={"upgrade": {"missing_job": "warn"}}).validate()

@@ -78,3 +78,19 @@ def test_a_broken_connection_is_recorded_too() -> None:
     stopped = stop.stop_jobs(SimpleNamespace(resources=SimpleNamespace(get=refuse)), PHASE)
     assert stopped == [{"name": "*", "action": "NotStopped",
                         "message": "could not list jobs in namespace openstack: ConnectionError: connection refused"}]
+
+
+def _unowned(name: str, uid: str) -> Dict[str, Any]:
+    """A Job a workload waits for: no owner reference, the run's uid as a label."""
+    job = _job(name)
+    job["metadata"].pop("ownerReferences")
+    job["metadata"]["labels"] = {"lifecycle.openstack.org/phase": PHASE["metadata"]["name"],
+                                 "lifecycle.openstack.org/phase-uid": uid}
+    return job
+
+
+def test_a_job_the_run_made_without_an_owner_is_suspended_too() -> None:
+    jobs = _Jobs([_unowned("keystone-db-sync", "phase-uid"), _unowned("keystone-fernet-setup", "earlier-run")])
+    stopped = stop.stop_jobs(_dyn(jobs), PHASE)
+    assert stopped == [{"name": "keystone-db-sync", "action": "Suspended", "activePods": 1}]
+    assert [p["name"] for p in jobs.patched] == ["keystone-db-sync"]
