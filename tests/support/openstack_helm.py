@@ -41,6 +41,18 @@ INFRASTRUCTURE: Dict[str, List[str]] = {
 }
 
 
+# The mariadb chart's backup CronJob, as an upgrade's database backup uses it
+# (plugins/module_utils/db_backup.py): the CronJob, the backup and restore
+# scripts in its ConfigMap (conf.backup.enabled), and the archives on a
+# claim (pvc_backup; volume.backup.enabled is on by default) rather than on a
+# node's hostPath, so a restore finds them wherever it is scheduled.
+MARIADB_BACKUP = [
+    "manifests.cron_job_mariadb_backup=true",
+    "conf.backup.enabled=true",
+    "manifests.pvc_backup=true",
+]
+
+
 # The mariadb chart also ships cluster-wide CustomResourceDefinitions (kept by
 # Helm on uninstall). Only one release can own them: a mariadb release in a
 # second namespace reuses them, as an operator would, with manifests.crds off.
