@@ -164,13 +164,20 @@ class Graph:
 
 
 def check(chosen: Sequence[Rendered], rendered: Iterable[Rendered], namespace: str,
-          exists: Lookup) -> None:
+          exists: Lookup, release_creates: bool = False) -> None:
     """Refuse, before anything is applied, a phase whose Jobs or Pods wait for
     a Job or a Service that the phase does not create and the cluster does
-    not have: it would wait until its timeout. `exists` asks the cluster."""
+    not have: it would wait until its timeout. `exists` asks the cluster.
+
+    With `release_creates` (the check mode of a first install: the release is
+    not deployed yet, so its Services are not in the cluster), a Service the
+    chart renders outside the phase counts as there: the release creates it
+    before the phase runs. A Job never does: it must be in the phase or the
+    cluster."""
     rendered = list(rendered)
     graph = Graph(rendered, namespace)
     own = {(r.kind, r.name) for r in chosen}
+    coming = set(graph.services) if release_creates else set()
     by_key = {(r.kind, r.name): r for r in rendered}
     problems: List[str] = []
     for r in chosen:
@@ -181,7 +188,8 @@ def check(chosen: Sequence[Rendered], rendered: Iterable[Rendered], namespace: s
                 continue
             if dep.kind == "Job" and any(k in own for k in graph.resolve(dep)):
                 continue
-            if dep.kind == "Service" and graph._here(dep.namespace) and ("Service", dep.name) in own:
+            if dep.kind == "Service" and graph._here(dep.namespace) and (
+                    ("Service", dep.name) in own or dep.name in coming):
                 continue
             full = Dependency(dep.kind, dep.namespace or namespace, dep.name, dep.labels, dep.env)
             if exists(full):

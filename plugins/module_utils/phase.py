@@ -81,7 +81,9 @@ class PhaseRunner:
         if skipped and not objects:
             # the one step asked for has nothing to run (missing_job: warn): no Phase, no change
             return {"changed": False, "phase": {}, "objects_applied": [], "warnings": self.warnings}
-        dependencies.check(objects, self.rendered, req.namespace, dependencies.cluster_lookup(self.dyn))
+        # In check mode before the release exists, its Services are still to come.
+        dependencies.check(objects, self.rendered, req.namespace, dependencies.cluster_lookup(self.dyn),
+                           release_creates=self.check_mode and self.deployed is None)
         spec = build_spec(req, [o.obj for o in objects])
         hash_ = spec_hash(spec)
         body = phase_body(req, spec, hash_)

@@ -137,3 +137,17 @@ def _new_ready_pod(dyn: dynamic.DynamicClient, ns: str, old_uid: str, timeout: i
     raise AssertionError(f"no new keystone-api pod became Ready in {timeout}s; last: {last.get('status')}"
                          f" {(last.get('metadata') or {}).get('annotations')}")
 
+
+
+def test_check_mode_of_a_first_install_counts_the_releases_own_services(kubeconfig, crds,
+                                                                         openstack_infrastructure) -> None:
+    """Before keystone's release exists, its install phase in check mode waits
+    for keystone-api (domain-manage and bootstrap do): the release creates it,
+    so the check passes. A dry run writes nothing, so the shared namespace serves."""
+    args = {"type": "install", "service": "keystone", "namespace": openstack_infrastructure,
+            "source": {"chart": str(openstack_helm.chart("keystone"))}}
+    result = run_module("phase", args, kubeconfig, check=True, env={"HELM_BIN": openstack_helm.helm_bin()})
+    assert result.get("failed") is None, result.get("msg")
+    assert result["changed"] is True and result["phase"]["state"] == "Pending"
+    applied = {(o["kind"], o["name"]) for o in result["objects_applied"]}
+    assert {("Job", "keystone-domain-manage"), ("Job", "keystone-bootstrap")} <= applied

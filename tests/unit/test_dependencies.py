@@ -228,3 +228,37 @@ def test_the_whole_keystone_install_needs_only_the_database_and_its_own_service(
     asked: List[Dependency] = []
     dependencies.check(chosen, _chart("keystone"), "openstack", lambda dep: asked.append(dep) or True)
     assert sorted({d.describe() for d in asked}) == ["Service openstack/keystone-api", "Service openstack/mariadb"]
+
+
+def _absent_from_the_cluster(asked: List[Dependency]) -> Any:
+    def exists(dep: Dependency) -> bool:
+        asked.append(dep)
+        return dep.name in ("mariadb", "memcached")  # the infrastructure is there, keystone is not
+    return exists
+
+
+def test_before_the_release_exists_its_own_services_are_to_come() -> None:
+    """The check mode of a greenfield: keystone-api is the release's, not the
+    cluster's yet; domain-manage and bootstrap wait for it."""
+    chosen = _install("keystone", [f"job-{t}" for t in KEYSTONE_JOBS])
+    asked: List[Dependency] = []
+    dependencies.check(chosen, _chart("keystone"), "openstack", _absent_from_the_cluster(asked),
+                       release_creates=True)
+    assert {d.describe() for d in asked} == {"Service openstack/mariadb"}
+    with pytest.raises(PhaseError, match="waits for Service openstack/keystone-api"):
+        dependencies.check(chosen, _chart("keystone"), "openstack", _absent_from_the_cluster([]))
+
+
+def test_a_job_is_not_to_come_with_the_release() -> None:
+    chosen = _install("keystone", ["job-db-sync"])
+    with pytest.raises(PhaseError) as err:
+        dependencies.check(chosen, _chart("keystone"), "openstack", _absent_from_the_cluster([]),
+                           release_creates=True)
+    assert "waits for Job openstack/keystone-db-init" in str(err.value)
+
+
+def test_a_service_the_chart_does_not_render_is_not_to_come() -> None:
+    chosen = _install("placement", ["job-ks-*"])
+    with pytest.raises(PhaseError, match="waits for Service openstack/keystone-api"):
+        dependencies.check(chosen, _chart("placement"), "openstack", lambda dep: dep.kind == "Job",
+                           release_creates=True)
