@@ -6,11 +6,10 @@ manifest of releases, with values under credential keys and Secret data masked."
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Dict, List, Optional
 
 from ansible_collections.lcm.openstack.plugins.module_utils.helm import Helm
 from ansible_collections.lcm.openstack.plugins.module_utils.helm_release import history_entries, masked_manifest, summary
-from ansible_collections.lcm.openstack.plugins.module_utils.redact import MASK
 from ansible_collections.lcm.openstack.plugins.module_utils.render import parse_manifest
 
 
@@ -35,14 +34,7 @@ def release_info(helm: Helm, namespace: str, name: Optional[str] = None,
         manifest = helm.get_manifest(release, namespace) if history[-1].get("status") != "uninstalled" else ""
         helm.redactor.add_objects(r.obj for r in parse_manifest(manifest))
         out.append({"status": summary(release, namespace, history), "history": history_entries(history),
-                    "values": helm.redactor.redact_deep(_masked_values(helm, values)),
+                    "values": helm.redactor.mask_values(values),
                     "manifest": helm.redactor.redact(masked_manifest(manifest))})
     return out
 
-
-def _masked_values(helm: Helm, values: Any, secret: bool = False) -> Any:
-    if isinstance(values, Mapping):
-        return {k: _masked_values(helm, v, secret or helm.redactor.is_secret_key(k)) for k, v in values.items()}
-    if isinstance(values, list):
-        return [_masked_values(helm, v, secret) for v in values]
-    return MASK if secret and values not in (None, "") and not isinstance(values, bool) else values

@@ -14,6 +14,7 @@ from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import 
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
 from ansible_collections.lcm.openstack.plugins.module_utils.compat import yaml
 from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.redact import MASK, Redactor
 from ansible_collections.lcm.openstack.plugins.module_utils.spec import BLOCK_NAMES, PhaseRequest, Source
 
 
@@ -81,14 +82,45 @@ def _forget_secrets(module: Any, runner: Any) -> None:
         _mask(module, runner.redactor)
 
 
+def mask_phase_params(params: Dict[str, Any], redactor: Redactor) -> None:
+    """Mask the credentials of source.values in the parameters Ansible echoes
+    back (the invocation) as whole field values. No_log values reach only
+    credentials distinctive enough to be masked as free text; a short real
+    password (or the chart default, literally `password`) is not one."""
+    source = params.get("source") or {}
+    if source.get("values"):
+        source["values"] = redactor.mask_values(source["values"])
+
+
+def mask_release_params(params: Dict[str, Any], redactor: Redactor) -> None:
+    """As mask_phase_params, for helm_release: values by their keys, every
+    scalar of secret_values, and the value of a set_values entry whose key
+    names a credential."""
+    if params.get("values"):
+        params["values"] = redactor.mask_values(params["values"])
+    if params.get("secret_values"):
+        params["secret_values"] = redactor.mask_values(params["secret_values"], under_secret_key=True)
+    if params.get("set_values"):
+        params["set_values"] = [_masked_set_value(dict(e), redactor) for e in params["set_values"]]
+
+
+def _masked_set_value(entry: Dict[str, Any], redactor: Redactor) -> Dict[str, Any]:
+    key, sep, _ = str(entry.get("value") or "").partition("=")
+    if sep and redactor.is_secret_key(key.rsplit(".", 1)[-1]):
+        entry["value"] = f"{key}={MASK}"
+    return entry
+
+
 def run_phase(module: Any) -> None:
     """lcm.openstack.phase: run (state=present) or delete (state=absent) one phase."""
     # Imported here: the engine needs the kubernetes library, whose absence
     # AnsibleK8SModule has already reported.
     from ansible_collections.lcm.openstack.plugins.module_utils.phase import PhaseRunner
 
-    dyn = _client(module)
     req = request_from_params(module.params)
+    # The request holds the values; every exit from here echoes them masked.
+    mask_phase_params(module.params, Redactor())
+    dyn = _client(module)
     runner = None
     try:
         runner = PhaseRunner(dyn, req, check_mode=module.check_mode)
@@ -198,7 +230,7 @@ def _helm(module: Any) -> Tuple[Any, Any]:
     import os
 
     from ansible_collections.lcm.openstack.plugins.module_utils.helm import Helm, find_helm
-    from ansible_collections.lcm.openstack.plugins.module_utils.redact import DEFAULT_SECRET_KEYS, Redactor
+    from ansible_collections.lcm.openstack.plugins.module_utils.redact import DEFAULT_SECRET_KEYS
 
     p = module.params
     redactor = Redactor(key_pattern=p.get("secret_key_pattern") or DEFAULT_SECRET_KEYS)
@@ -207,6 +239,7 @@ def _helm(module: Any) -> Tuple[Any, Any]:
     try:
         binary = find_helm(p.get("binary_path"), os.environ)
     except PhaseError as exc:
+        mask_release_params(p, redactor)
         module.fail_json(msg=str(exc))
     # kubernetes.core builds the HELM_KUBE* / KUBECONFIG environment from the
     # auth options; it asks the binary for its version when ca_cert is set.
@@ -231,9 +264,12 @@ def run_helm_release(module: Any) -> None:
 
     helm, redactor = _helm(module)
     state = module.params["state"]
+    req = _helm_release_request(module.params)
+    # The request holds the values; every exit from here echoes them masked.
+    mask_release_params(module.params, redactor)
     # absent too: it deletes the hooks a hung uninstall left, and kept objects on a purge.
     dyn = _helm_kube_client(module)
-    manager = ReleaseManager(helm, _helm_release_request(module.params), dyn, module.check_mode)
+    manager = ReleaseManager(helm, req, dyn, module.check_mode)
     actions = {"present": manager.present, "absent": manager.absent,
                "rolledback": manager.rolledback, "tested": manager.tested}
     try:
@@ -268,45 +304,3 @@ def run_helm_release_info(module: Any) -> None:
 def _mask(module: Any, redactor: Any) -> None:
     getattr(module, "_module", module).no_log_values.update(redactor.secrets)
 
-
-def run_traffic(module: Any) -> None:
-    """lcm.openstack.traffic: drain a service's traffic, or roll it out, recorded as a Phase."""
-    from ansible_collections.lcm.openstack.plugins.module_utils.traffic import Check, TrafficRequest, TrafficRunner
-
-    dyn = _client(module)
-    p = module.params
-    service, release = p["service"], p.get("release") or p["service"]
-    check = None
-    if p.get("check"):
-        c = p["check"]
-        test = request_from_params({
-            "type": "test", "service": service, "release": release, "namespace": p["namespace"],
-            "target_version": p.get("target_version"), "source": c.get("source") or {},
-            "timeout": c.get("timeout")}) if c.get("test_phase") else None
-        check = Check(url=c.get("url"), expect_status=c.get("expect_status") or 200, timeout=c.get("timeout"),
-                      test=test)
-    req = TrafficRequest(
-        action=p["action"], service=service, release=release, namespace=p["namespace"],
-        backend=p.get("backend") or "service_selector", target_version=p.get("target_version") or "",
-        selector_service=p.get("selector_service"), selector_label=p.get("selector_label") or "track",
-        track=p.get("track"), fallback_track=p.get("fallback_track"),
-        min_ready=1 if p.get("min_ready") is None else p["min_ready"],
-        ingress=p.get("ingress"), route=p.get("route"), canary_service=p.get("canary_service"),
-        canary_port=p.get("canary_port"), steps=p.get("steps") or (10, 50, 100),
-        pause_seconds=p.get("pause_seconds") or 0, check=check, timeout=p.get("timeout") or 300,
-        drain_grace_seconds=p.get("drain_grace_seconds"))
-    runner = None
-    try:
-        runner = TrafficRunner(dyn, req, check_mode=module.check_mode)
-        result = runner.run()
-    except PhaseError as exc:
-        _forget_secrets(module, runner)
-        details = dict(exc.details)
-        details.pop("diff", None)
-        module.fail_json(msg=str(exc), **details)
-    _forget_secrets(module, runner)
-    diff = result.pop("diff", None)
-    if module._diff and diff and result["changed"]:
-        result["diff"] = dict(diff, before=yaml.safe_dump(diff["before"], sort_keys=True),
-                              after=yaml.safe_dump(diff["after"], sort_keys=True))
-    module.exit_json(**result)
