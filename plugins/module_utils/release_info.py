@@ -37,4 +37,3 @@ def release_info(helm: Helm, namespace: str, name: Optional[str] = None,
                     "values": helm.redactor.mask_values(values),
                     "manifest": helm.redactor.redact(masked_manifest(manifest))})
     return out
-

@@ -303,4 +303,3 @@ def run_helm_release_info(module: Any) -> None:
 
 def _mask(module: Any, redactor: Any) -> None:
     getattr(module, "_module", module).no_log_values.update(redactor.secrets)
-

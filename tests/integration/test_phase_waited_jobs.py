@@ -138,9 +138,8 @@ def _new_ready_pod(dyn: dynamic.DynamicClient, ns: str, old_uid: str, timeout: i
                          f" {(last.get('metadata') or {}).get('annotations')}")
 
 
-
-def test_check_mode_of_a_first_install_counts_the_releases_own_services(kubeconfig, crds,
-                                                                         openstack_infrastructure) -> None:
+def test_check_mode_of_a_first_install_counts_the_releases_own_services(
+        kubeconfig, crds, openstack_infrastructure) -> None:
     """Before keystone's release exists, its install phase in check mode waits
     for keystone-api (domain-manage and bootstrap do): the release creates it,
     so the check passes. A dry run writes nothing, so the shared namespace serves."""

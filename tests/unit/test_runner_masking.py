@@ -17,7 +17,6 @@ from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseE
 from ansible_collections.lcm.openstack.plugins.module_utils.redact import MASK, Redactor
 
 
-
 class _Exit(Exception):
     pass
 
@@ -107,8 +106,8 @@ def test_release_params_are_masked_by_key_secret_values_entirely() -> None:
     runner.mask_release_params(params, Redactor())
     assert _masked_echo(params["values"])["password"] == MASK
     assert params["secret_values"] == {"conf": {"ldap": {"bind_dn": MASK}}}
-    assert [e["value"] for e in params["set_values"]] == [f"endpoints.oslo_db.auth.admin.password={MASK}",
-                                                           "pod.replicas.api=2"]
+    assert [e["value"] for e in params["set_values"]] == [
+        f"endpoints.oslo_db.auth.admin.password={MASK}", "pod.replicas.api=2"]
     assert set_values == original["set_values"]  # the entries a request holds are not changed
 
 

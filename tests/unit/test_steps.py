@@ -27,8 +27,8 @@ def _chosen(rendered: List[render.Rendered], phase_type: str, templates=None) ->
     ("upgrade", "backup_database", "templates/job-db-backup.yaml", "job_db_backup"),
     ("rollback", "restore_database", "templates/job-db-restore.yaml", "job_db_restore"),
 ])
-def test_a_requested_step_the_chart_cannot_do_is_an_error(phase_type: str, option: str, template: str,
-                                                           switch: str) -> None:
+def test_a_requested_step_the_chart_cannot_do_is_an_error(
+        phase_type: str, option: str, template: str, switch: str) -> None:
     chosen = _chosen(KEYSTONE, phase_type)  # openstack-helm keystone: no drop, backup or restore job
     with pytest.raises(PhaseError) as err:
         steps.requested_steps(phase_type, {option: True}, chosen)
