@@ -37,16 +37,18 @@ type Gate struct {
 	pods     corelisters.PodLister
 	resolver *Resolver
 	recorder record.EventRecorder
+	faults   *Faults
 	queue    workqueue.TypedRateLimitingInterface[string]
 }
 
-func NewGate(client kubernetes.Interface, pods corelisters.PodLister, resolver *Resolver, recorder record.EventRecorder) *Gate {
+func NewGate(client kubernetes.Interface, pods corelisters.PodLister, resolver *Resolver, recorder record.EventRecorder, faults *Faults) *Gate {
 	limiter := workqueue.NewTypedItemExponentialFailureRateLimiter[string](200*time.Millisecond, 10*time.Second)
 	return &Gate{
 		client:   client,
 		pods:     pods,
 		resolver: resolver,
 		recorder: recorder,
+		faults:   faults,
 		queue:    workqueue.NewTypedRateLimitingQueue[string](limiter),
 	}
 }
@@ -121,7 +123,7 @@ func (g *Gate) sync(ctx context.Context, key string) error {
 	deps, err := ParseDependencies(pod)
 	if err != nil {
 		// A malformed variable stops kubernetes-entrypoint too: the pod waits.
-		return g.mark(ctx, pod, "", "cannot read the dependencies: "+err.Error())
+		return g.mark(ctx, pod, "", "cannot read the dependencies: "+err.Error(), nil)
 	}
 	var unmet []string
 	var pending error
@@ -135,29 +137,43 @@ func (g *Gate) sync(ctx context.Context, key string) error {
 		}
 	}
 	if len(unmet) == 0 {
-		return g.mark(ctx, pod, satisfied, "")
+		// The containers start right after this mark: the fault, if any,
+		// is decided now and written in the same update, so kwok never
+		// sees the pod satisfied without it.
+		ft, err := g.faults.For(ctx, pod)
+		if err != nil {
+			return err
+		}
+		if err := g.mark(ctx, pod, satisfied, "", ft); err != nil {
+			return err
+		}
+		g.faults.Announce(pod, ft)
+		return nil
 	}
 	sort.Strings(unmet)
-	if err := g.mark(ctx, pod, "", strings.Join(unmet, "; ")); err != nil {
+	if err := g.mark(ctx, pod, "", strings.Join(unmet, "; "), nil); err != nil {
 		return err
 	}
 	return pending
 }
 
 // mark writes the verdict, and an Event when what the pod waits for changes.
-func (g *Gate) mark(ctx context.Context, pod *corev1.Pod, verdict, waitingFor string) error {
+// A satisfied verdict carries the pod's fault, if any.
+func (g *Gate) mark(ctx context.Context, pod *corev1.Pod, verdict, waitingFor string, ft *fault) error {
 	if verdict == "" && pod.Annotations[annotationWaitingFor] == waitingFor {
 		return nil
 	}
 	annotations := map[string]interface{}{annotationWaitingFor: nil}
 	if verdict != "" {
 		annotations[annotationDependencies] = verdict
+		ft.Apply(annotations)
 	} else {
 		annotations[annotationWaitingFor] = waitingFor
 	}
-	patch, _ := json.Marshal(map[string]interface{}{"metadata": map[string]interface{}{"annotations": annotations}})
+	patch, _ := json.Marshal(map[string]interface{}{"metadata": map[string]interface{}{
+		"uid": pod.UID, "annotations": annotations}})
 	_, err := g.client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.MergePatchType, patch, metav1PatchOptions)
-	if apierrors.IsNotFound(err) {
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
 		return nil
 	}
 	if err != nil {

@@ -1,7 +1,9 @@
 // Command bedlet is the part of the test bed's fake kubelet that kwok's
-// stages cannot express: it plays openstack-helm's kubernetes-entrypoint init
-// containers (a gated pod starts only once its dependencies hold) and it is
-// the external provisioner behind the bed's StorageClasses.
+// stages cannot express: it admits every new pod (kwok binds only admitted
+// ones), plays openstack-helm's kubernetes-entrypoint init containers (a
+// gated pod starts only once its dependencies hold), injects the faults a
+// namespace's bed-faults ConfigMap names, and it is the external provisioner
+// behind the bed's StorageClasses.
 //
 // It only watches (shared informers) and reacts; it never polls.
 package main
@@ -69,7 +71,12 @@ func main() {
 		Jobs: jobs.Lister(), Slices: slices.Lister(), DaemonSets: daemonSets.Lister(),
 		Pods: pods.Lister(), Resources: crs,
 	}
-	gate := NewGate(client, pods.Lister(), resolver, recorder)
+	faults := &Faults{client: client, recorder: recorder}
+	gate := NewGate(client, pods.Lister(), resolver, recorder, faults)
+	admission := NewAdmission(client, pods.Lister(), faults)
+	if _, err := pods.Informer().AddEventHandler(admission.Handler()); err != nil {
+		log.Fatalf("informer: %v", err)
+	}
 	crs.onEvent = gate.Handler()
 	for _, inf := range []cache.SharedIndexInformer{pods.Informer(), jobs.Informer(), slices.Informer(), daemonSets.Informer()} {
 		if _, err := inf.AddEventHandler(gate.Handler()); err != nil {
@@ -91,8 +98,9 @@ func main() {
 			log.Fatalf("cache of %v did not sync", typ)
 		}
 	}
-	log.Printf("bedlet: watching pods for kubernetes-entrypoint dependencies; provisioning for %s", provisionerName)
+	log.Printf("bedlet: admitting pods, watching them for kubernetes-entrypoint dependencies, injecting %s faults; provisioning for %s", faultsConfigMap, provisionerName)
 	go prov.Run(ctx)
+	go admission.Run(ctx)
 	gate.Run(ctx)
 	factory.Shutdown()
 	crs.factory.Shutdown()

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+)
+
+// kwok's stages bind no pod before bedlet has admitted it, as a kubelet
+// admits a pod before it starts anything. Admission is where the fault of a
+// pod without a kubernetes-entrypoint init container is decided: nothing of
+// it can run before, so kwok cannot race the decision. A gated pod's fault is
+// decided later, when its dependencies are met (Gate.sync).
+const annotationAdmitted = "bed.lcm.openstack.org/admitted"
+
+// Admission admits every new pod, once.
+type Admission struct {
+	client kubernetes.Interface
+	pods   corelisters.PodLister
+	faults *Faults
+	queue  workqueue.TypedRateLimitingInterface[string]
+}
+
+func NewAdmission(client kubernetes.Interface, pods corelisters.PodLister, faults *Faults) *Admission {
+	limiter := workqueue.NewTypedItemExponentialFailureRateLimiter[string](200*time.Millisecond, 10*time.Second)
+	return &Admission{client: client, pods: pods, faults: faults,
+		queue: workqueue.NewTypedRateLimitingQueue[string](limiter)}
+}
+
+// unadmitted: not yet played by kwok (no pod IP, Pending), not deleted, and
+// not yet admitted. Pods that kwok played before admission existed have an
+// IP and are left alone.
+func unadmitted(pod *corev1.Pod) bool {
+	return pod.DeletionTimestamp == nil && pod.Status.PodIP == "" &&
+		pod.Status.Phase == corev1.PodPending && pod.Annotations[annotationAdmitted] == ""
+}
+
+func (a *Admission) Handler() cache.ResourceEventHandler {
+	enqueue := func(obj interface{}) {
+		if pod, ok := obj.(*corev1.Pod); ok && unadmitted(pod) {
+			key, _ := cache.MetaNamespaceKeyFunc(pod)
+			a.queue.Add(key)
+		}
+	}
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    enqueue,
+		UpdateFunc: func(_, obj interface{}) { enqueue(obj) },
+	}
+}
+
+func (a *Admission) Run(ctx context.Context) {
+	go func() {
+		<-ctx.Done()
+		a.queue.ShutDown()
+	}()
+	for {
+		key, quit := a.queue.Get()
+		if quit {
+			return
+		}
+		if err := a.sync(ctx, key); err != nil {
+			log.Printf("admission: %s: %v (retrying)", key, err)
+			a.queue.AddRateLimited(key)
+		} else {
+			a.queue.Forget(key)
+		}
+		a.queue.Done(key)
+	}
+}
+
+func (a *Admission) sync(ctx context.Context, key string) error {
+	ns, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return nil
+	}
+	pod, err := a.pods.Pods(ns).Get(name)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !unadmitted(pod) {
+		return nil
+	}
+	annotations := map[string]interface{}{annotationAdmitted: "true"}
+	var ft *fault
+	if !IsGated(pod) {
+		if ft, err = a.faults.For(ctx, pod); err != nil {
+			return err
+		}
+		ft.Apply(annotations)
+	}
+	// The uid makes the patch a precondition: a pod recreated under the same
+	// name is admitted on its own event, never with this one's decision.
+	patch, _ := json.Marshal(map[string]interface{}{"metadata": map[string]interface{}{
+		"uid": pod.UID, "annotations": annotations}})
+	_, err = a.client.CoreV1().Pods(ns).Patch(ctx, name, types.MergePatchType, patch, metav1PatchOptions)
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("admitting the pod: %w", err)
+	}
+	a.faults.Announce(pod, ft)
+	return nil
+}
