@@ -1,6 +1,7 @@
 """The bed behaves like a kubelet under openstack-helm: kubernetes-entrypoint
 init containers hold a pod until its dependencies hold, OnFailure Job pods
-restart in place, claims of the bed's storage classes bind, and the nodes
+restart in place, a namespace's bed-faults ConfigMap makes a stock Job fail,
+claims of the bed's storage classes bind, and the nodes
 carry the labels the charts schedule on."""
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import pytest
 import yaml
 from kubernetes import dynamic
 
-from support import kube, openstack_helm
+from support import bed_faults, kube, openstack_helm
 
 FAIL = "bed.lcm.openstack.org/fail"
 DURATION = "bed.lcm.openstack.org/duration"
@@ -168,6 +169,56 @@ def test_the_job_controller_counts_restarts_against_a_small_backoff_limit(dyn, n
     create(dyn, namespace, job("db-sync", {FAIL: "boom", DURATION: "0s"}, backoff=1))
     failed = kube.wait_for(dyn, "batch/v1", "Job", "db-sync", namespace, kube.has_condition("Failed"))
     assert kube.condition(failed, "Failed")["reason"] == "BackoffLimitExceeded"
+
+
+def entrypoint_job(name: str) -> Dict[str, Any]:
+    """A Job as openstack-helm renders one: no annotation the bed reads, an
+    entrypoint init container with nothing to wait for (empty DEPENDENCY_*)."""
+    body = job(name, {}, backoff=1000)
+    empty = [{"name": "DEPENDENCY_SERVICE", "value": ""}, {"name": "DEPENDENCY_JOBS", "value": ""}]
+    body["spec"]["template"]["spec"]["initContainers"] = pod(name, empty)["spec"]["initContainers"]
+    return body
+
+
+def test_a_bed_faults_entry_fails_a_stock_job_until_it_is_cleared(dyn, namespace) -> None:
+    message = "db-sync: cannot reach database"
+    bed_faults.set_fault(dyn, namespace, "db-sync", message)
+    bed_faults.set_fault(dyn, namespace, "bare", "bad config")
+    create(dyn, namespace, entrypoint_job("db-sync"))
+    create(dyn, namespace, entrypoint_job("db-init"))
+    # A pod no entrypoint holds: its fault is decided before kwok plays it.
+    bare = pod("bare")
+    bare["spec"]["restartPolicy"] = "Never"
+    create(dyn, namespace, bare)
+
+    def restarted(p: Dict[str, Any]) -> bool:
+        statuses = (p.get("status") or {}).get("containerStatuses") or []
+        return bool(statuses) and statuses[0].get("restartCount", 0) >= 1
+
+    crashed = job_pod(dyn, namespace, "db-sync", restarted)
+    annotations = crashed["metadata"]["annotations"]
+    assert (annotations[FAIL], annotations[DEPENDENCIES]) == (message, "satisfied")
+    last = crashed["status"]["containerStatuses"][0]["lastState"]["terminated"]
+    assert (last["exitCode"], last["reason"], last["message"]) == (1, "Error", message)
+    done = kube.wait_for(dyn, "batch/v1", "Job", "db-init", namespace, kube.has_condition("Complete"))
+    assert done["status"]["succeeded"] == 1
+    failed = kube.wait_for(dyn, "v1", "Pod", "bare", namespace,
+                           lambda p: (p.get("status") or {}).get("phase") == "Failed")
+    assert failed["status"]["containerStatuses"][0]["state"]["terminated"]["message"] == "bad config"
+
+    # Cleared: the pod told to fail keeps failing, as with a broken image;
+    # the Job's next pod succeeds.
+    bed_faults.clear_fault(dyn, namespace, "db-sync")
+    count = crashed["status"]["containerStatuses"][0]["restartCount"]
+
+    def restarted_again(p: Dict[str, Any]) -> bool:
+        return p["metadata"]["name"] == crashed["metadata"]["name"] and restarted(p) and \
+            p["status"]["containerStatuses"][0]["restartCount"] > count
+
+    job_pod(dyn, namespace, "db-sync", restarted_again)
+    dyn.resources.get(api_version="v1", kind="Pod").delete(
+        name=crashed["metadata"]["name"], namespace=namespace)
+    kube.wait_for(dyn, "batch/v1", "Job", "db-sync", namespace, kube.has_condition("Complete"))
 
 
 def test_claims_of_the_bed_classes_bind_and_their_volumes_go_with_them(dyn, namespace) -> None:
