@@ -7,18 +7,21 @@ controller owner only of what it created for its own run and that nothing
 else uses:
 
 - its Jobs and Pods: the phase's own work, Helm hooks in the chart or not,
-  but for a Job a long-running workload of the chart waits for;
+  but for a Job that any object of the chart waits for;
 - config objects (Secret, ConfigMap, ServiceAccount, Role, RoleBinding) it
   creates itself, that are not Helm hooks, have no
   ``helm.sh/resource-policy: keep``, are not managed by a Helm release and
   are not used by a long-running workload (Deployment, StatefulSet,
   DaemonSet, CronJob) of the chart.
 
-A Job that a long-running workload names in its kubernetes-entrypoint
-dependencies (keystone-api's ``DEPENDENCY_JOBS`` names keystone-db-sync) is
-created without an owner reference: the workload's init container waits for
-that Job to exist and be complete every time a pod of it starts (a restart,
-a rescheduling, a scale-up), long after the phase ended. It is the phase's by
+A Job that any object of the chart names in its kubernetes-entrypoint
+dependencies (keystone-api's ``DEPENDENCY_JOBS`` names keystone-db-sync,
+keystone-db-sync's names keystone-db-init) is created without an owner
+reference: the waiter's init container looks for that Job, complete, every
+time a pod of it starts, long after the phase ended. For a long-running
+workload that is a restart, a rescheduling, a scale-up; for a Job it is the
+next phase that runs it again (an upgrade's db-sync), whose dependency check
+refuses to start a Job whose wait cannot end. It is the phase's by
 its labels instead (``lifecycle.openstack.org/phase`` and, for the one run,
 ``lifecycle.openstack.org/phase-uid``), which is how a resumed run, a later
 phase that replaces it, and the stop of a failed phase recognise it.
@@ -103,8 +106,8 @@ def helm_release_of(obj: Mapping[str, Any]) -> Optional[str]:
 def workload_users(objects: Iterable[Mapping[str, Any]]) -> Dict[Key, List[str]]:
     """For each config object a long-running workload of the chart uses, those
     workloads ("Deployment/keystone-api"). The RoleBindings of a workload's
-    ServiceAccount, and their Roles, count as used too; so do the Jobs a
-    workload waits for (waited_jobs)."""
+    ServiceAccount, and their Roles, count as used too; so do the Jobs any
+    object of the chart waits for (waited_jobs)."""
     objects = list(objects)
     users: Dict[Key, Set[str]] = {}
     accounts: Dict[str, Set[str]] = {}
@@ -135,20 +138,21 @@ def workload_users(objects: Iterable[Mapping[str, Any]]) -> Dict[Key, List[str]]
 
 
 def waited_jobs(objects: Iterable[Mapping[str, Any]]) -> Dict[Key, List[str]]:
-    """For each Job of the chart that a long-running workload's entrypoint
-    dependencies name, by name or by labels, those workloads with the
-    variable that names it ("Deployment/keystone-api (DEPENDENCY_JOBS)")."""
+    """For each Job of the chart that the entrypoint dependencies of any
+    object of the chart name, by name or by labels, those objects with the
+    variable that names it ("Deployment/keystone-api (DEPENDENCY_JOBS)",
+    "Job/keystone-db-sync (DEPENDENCY_JOBS)"). A Job that only other Jobs
+    wait for counts too: the next run of the waiting Job needs it."""
     rendered = [Rendered(dict(o)) for o in objects]
     graph = Graph(rendered)
     waiters: Dict[Key, Set[str]] = {}
     for r in rendered:
-        if r.kind not in LONG_RUNNING_KINDS:
-            continue
         for dep in declared(r.obj):
             if dep.kind != "Job":
                 continue
             for key in graph.resolve(dep):
-                waiters.setdefault(key, set()).add(f"{r.kind}/{r.name} ({dep.env})")
+                if key != (r.kind, r.name):
+                    waiters.setdefault(key, set()).add(f"{r.kind}/{r.name} ({dep.env})")
     return {k: sorted(v) for k, v in waiters.items()}
 
 

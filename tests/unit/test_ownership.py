@@ -279,38 +279,50 @@ def test_a_real_run_never_substitutes_the_account() -> None:
 
 # -- Jobs a running workload waits for ------------------------------------------------
 
-KEYSTONE_API_JOBS = {"keystone-db-sync", "keystone-credential-setup", "keystone-fernet-setup"}
-
-
-def test_keystone_api_and_its_cronjobs_wait_for_three_jobs() -> None:
+def test_every_keystone_job_something_waits_for_is_found() -> None:
+    """keystone-api and its CronJobs wait for three Jobs; db-sync waits for
+    db-init, bootstrap for domain-manage."""
     waited = ownership.waited_jobs(r.obj for r in _keystone())
     assert waited == {
         ("Job", "keystone-db-sync"): ["Deployment/keystone-api (DEPENDENCY_JOBS)"],
         ("Job", "keystone-credential-setup"): ["CronJob/keystone-credential-rotate (DEPENDENCY_JOBS)",
-                                               "Deployment/keystone-api (DEPENDENCY_JOBS)"],
+                                               "Deployment/keystone-api (DEPENDENCY_JOBS)",
+                                               "Job/keystone-db-sync (DEPENDENCY_JOBS)"],
         ("Job", "keystone-fernet-setup"): ["CronJob/keystone-fernet-rotate (DEPENDENCY_JOBS)",
-                                           "Deployment/keystone-api (DEPENDENCY_JOBS)"],
+                                           "Deployment/keystone-api (DEPENDENCY_JOBS)",
+                                           "Job/keystone-db-sync (DEPENDENCY_JOBS)"],
+        ("Job", "keystone-db-init"): ["Job/keystone-db-sync (DEPENDENCY_JOBS)"],
+        ("Job", "keystone-domain-manage"): ["Job/keystone-bootstrap (DEPENDENCY_JOBS)"],
     }
 
 
-def test_only_the_keystone_jobs_a_workload_waits_for_outlive_the_phase() -> None:
-    """db-sync is waited for by keystone-api; db-init only by db-sync, a Job
-    that has finished once the phase is over: the Phase may own it."""
+KEYSTONE_WAITED_JOBS = {"keystone-db-sync", "keystone-credential-setup", "keystone-fernet-setup",
+                        "keystone-db-init", "keystone-domain-manage"}
+
+
+def test_only_the_keystone_jobs_something_waits_for_outlive_the_phase() -> None:
+    """db-init is waited for by db-sync only: once the install Phase is
+    deleted, the next upgrade's db-sync would wait for it forever, so it is
+    created without an owner like the Jobs keystone-api waits for. A Job
+    nothing waits for (rabbit-init, bootstrap) stays the Phase's."""
     rendered = _keystone()
     users = ownership.workload_users(r.obj for r in rendered)
     jobs = [r for r in rendered if r.kind == "Job"]
-    assert len(jobs) > len(KEYSTONE_API_JOBS)
+    owned = {r.name for r in jobs} - KEYSTONE_WAITED_JOBS
+    assert owned >= {"keystone-rabbit-init", "keystone-bootstrap"}
     earlier = {"labels": {"lifecycle.openstack.org/phase-uid": "old"}}
     for r in jobs:
         live_copy = copy.deepcopy(r.obj)
         live_copy["metadata"].update(copy.deepcopy(earlier))
         for live in (None, live_copy):
             decision = ownership.decide(r.obj, live, users, "keystone")
-            if r.name in KEYSTONE_API_JOBS:
+            if r.name in KEYSTONE_WAITED_JOBS:
                 assert decision.action == ownership.UNOWNED, (r.key, decision.reason)
-                assert "Deployment/keystone-api (DEPENDENCY_JOBS)" in decision.reason
+                assert "(DEPENDENCY_JOBS)" in decision.reason and "deleting the Phase must leave it" in decision.reason
             else:
                 assert decision.action == ownership.OWN, (r.key, decision.reason)
+    db_init = next(r for r in jobs if r.name == "keystone-db-init")
+    assert "Job/keystone-db-sync (DEPENDENCY_JOBS) waits for it" in ownership.decide(db_init.obj, None, users).reason
 
 
 def _deployment_waiting(env: str, value: str) -> Dict[str, Any]:
@@ -329,10 +341,17 @@ def test_a_job_named_by_labels_is_waited_for_too() -> None:
     assert ownership.waited_jobs(objects) == {("Job", "svc-db-sync"): ["Deployment/api (DEPENDENCY_JOBS_JSON)"]}
 
 
-def test_a_job_only_another_job_waits_for_may_be_owned() -> None:
+def test_a_job_only_another_job_waits_for_is_waited_for_too() -> None:
     waits = copy.deepcopy(_job_obj("svc-db-sync"))
     waits["spec"] = _deployment_waiting("DEPENDENCY_JOBS", "svc-db-init")["spec"]
-    assert ownership.waited_jobs([waits, _job_obj("svc-db-init")]) == {}
+    assert ownership.waited_jobs([waits, _job_obj("svc-db-init")]) == {
+        ("Job", "svc-db-init"): ["Job/svc-db-sync (DEPENDENCY_JOBS)"]}
+
+
+def test_a_job_that_names_itself_does_not_wait_for_itself() -> None:
+    waits = copy.deepcopy(_job_obj("svc-db-sync"))
+    waits["spec"] = _deployment_waiting("DEPENDENCY_JOBS", "svc-db-sync")["spec"]
+    assert ownership.waited_jobs([waits]) == {}
 
 
 def test_of_phase_knows_a_run_by_its_controller_or_its_uid_label() -> None:
