@@ -67,7 +67,7 @@ def declared(obj: Mapping[str, Any]) -> List[Dependency]:
                                       _labels(item.get("labels")), env=name))
         elif name == "DEPENDENCY_SERVICE":
             for item in _comma(value):
-                ns, _, svc = item.rpartition(":")
+                ns, _sep, svc = item.rpartition(":")
                 out.append(Dependency("Service", ns, svc, env=name))
         elif name == "DEPENDENCY_DAEMONSET":
             out += [Dependency("DaemonSet", name=d, env=name) for d in _comma(value)]
@@ -151,7 +151,7 @@ class Graph:
         seen: Set[Key] = {start}
         todo = [start]
         while todo:
-            for _, nxt in self.edges(todo.pop()):
+            for _edge, nxt in self.edges(todo.pop()):
                 if nxt in members:
                     found.add(nxt)
                 elif nxt not in seen:

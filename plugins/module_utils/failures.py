@@ -161,4 +161,3 @@ def judge(base: Readiness, job: Optional[Mapping[str, Any]], pods: List[Mapping[
         if job is not None:
             notes.append(f"pod {name} Unschedulable: {said}")
     return Readiness(base.state, "; ".join([base.message] + notes)) if notes else base
-

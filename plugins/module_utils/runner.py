@@ -105,7 +105,7 @@ def mask_release_params(params: Dict[str, Any], redactor: Redactor) -> None:
 
 
 def _masked_set_value(entry: Dict[str, Any], redactor: Redactor) -> Dict[str, Any]:
-    key, sep, _ = str(entry.get("value") or "").partition("=")
+    key, sep, _value = str(entry.get("value") or "").partition("=")
     if sep and redactor.is_secret_key(key.rsplit(".", 1)[-1]):
         entry["value"] = f"{key}={MASK}"
     return entry

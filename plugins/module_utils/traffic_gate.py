@@ -133,4 +133,3 @@ class GateBackend:
             return f"Service {self.name} is gated ({GATE_LABEL}={GATED}): drained, {left}"
         ready = len({e.pod for e in endpoints if e.ready and self.goal(endpoints).wants(e)})
         return f"Service {self.name} selects the release's pods: {ready} ready endpoint(s)"
-

@@ -48,8 +48,8 @@ def test_stock_infrastructure_and_keystone_install_in_entrypoint_order(dyn, kube
 
     helm(kubeconfig, "install", "keystone", str(openstack_helm.chart("keystone")), "-n", namespace,
          "--wait", "--wait-for-jobs", "--timeout", "5m")
-    jobs = {j["metadata"]["name"]: j for j in items(dyn, "batch/v1", "Job", namespace,
-                                                   "release_group=keystone")}
+    jobs = {j["metadata"]["name"]: j
+            for j in items(dyn, "batch/v1", "Job", namespace, "release_group=keystone")}
     assert {"keystone-db-init", "keystone-db-sync", "keystone-credential-setup",
             "keystone-fernet-setup", "keystone-bootstrap"} <= set(jobs)
     for name, job in jobs.items():

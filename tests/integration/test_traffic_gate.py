@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Set, Tuple
 
 import pytest
@@ -151,7 +150,7 @@ def test_drain_and_rollout_on_the_chart_keystone_api(dyn, kubeconfig, keystone_a
 
 @pytest.mark.parametrize("major", ["3", "4"])
 def test_a_helm_upgrade_between_drain_and_rollout_keeps_the_gate(dyn, kubeconfig, keystone_api, render,
-                                                                  tmp_path, major) -> None:
+                                                                 tmp_path, major) -> None:
     """The Service is the chart's, installed by Helm; the upgrade drops the chart's app.kubernetes.io keys
     from the selector (pod.labels.include_app_kubernetes_io=false). Helm's client-side three-way merge
     applies that and leaves the gate key alone; the rollout restores the upgraded selector."""

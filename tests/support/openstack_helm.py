@@ -131,7 +131,7 @@ def chart(name: str, source: Optional[Path] = None, cache: Optional[Path] = None
 def _helm(kubeconfig: str, *args: str, helm: Optional[str] = None,
           check: bool = True) -> subprocess.CompletedProcess:
     env = dict(os.environ, KUBECONFIG=kubeconfig)
-    result = subprocess.run([helm or helm_bin(), *args], env=env, capture_output=True, text=True)
+    result = subprocess.run([helm or helm_bin(), *args], env=env, capture_output=True, text=True, check=False)
     if check and result.returncode != 0:
         raise RuntimeError(f"helm {' '.join(args[:3])} failed: {result.stderr.strip()}")
     return result

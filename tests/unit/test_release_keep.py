@@ -11,7 +11,7 @@ from typing import Any, Dict, List, Set, Tuple
 import pytest
 import yaml
 
-from ansible_collections.lcm.openstack.plugins.module_utils import chart_jobs, release_keep, release_removal
+from ansible_collections.lcm.openstack.plugins.module_utils import chart_jobs, release_keep
 from ansible_collections.lcm.openstack.plugins.module_utils.compat import NotFoundError
 from ansible_collections.lcm.openstack.plugins.module_utils.helm import Helm, HelmError
 from ansible_collections.lcm.openstack.plugins.module_utils.helm_release import ReleaseManager, ReleaseRequest

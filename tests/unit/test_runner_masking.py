@@ -60,7 +60,8 @@ class _Runner:
     """Stands in for PhaseRunner: records the values it was given."""
 
     seen: List[Dict[str, Any]] = []
-    outcome: Any = None
+    failing = False
+    outcome: Exception = RuntimeError("no outcome set")
 
     def __init__(self, dyn: Any, req: Any, check_mode: bool = False) -> None:
         _Runner.seen.append(copy.deepcopy(req.source.values))
@@ -68,14 +69,14 @@ class _Runner:
         self.warnings: List[str] = []
 
     def present(self) -> Dict[str, Any]:
-        if isinstance(_Runner.outcome, Exception):
+        if _Runner.failing:
             raise _Runner.outcome
         return {"changed": True, "phase": {}, "objects_applied": []}
 
 
 @pytest.fixture
 def fake_engine(monkeypatch: pytest.MonkeyPatch) -> Any:
-    _Runner.seen, _Runner.outcome = [], None
+    _Runner.seen, _Runner.failing = [], False
     monkeypatch.setattr(phase_mod, "PhaseRunner", _Runner)
     monkeypatch.setattr(runner, "_client", lambda module: None)
     return _Runner
@@ -84,7 +85,7 @@ def fake_engine(monkeypatch: pytest.MonkeyPatch) -> Any:
 @pytest.mark.parametrize("fails", [False, True])
 def test_the_phase_echoes_its_values_masked_and_runs_with_them_whole(fake_engine: Any, fails: bool) -> None:
     if fails:
-        fake_engine.outcome = PhaseError("refused")
+        fake_engine.outcome, fake_engine.failing = PhaseError("refused"), True
     module = _Module(_phase_params(copy.deepcopy(VALUES)))
     with pytest.raises(_Exit):
         runner.run_phase(module)

@@ -37,6 +37,11 @@ def test_a_requested_step_the_chart_cannot_do_is_an_error(
     assert f"the chart renders no {template}, so nothing would" in msg
     assert f"Turn on manifests.{switch}" in msg and "source.templates" in msg
     assert f"{phase_type}.missing_job: warn" in msg
+    # a backup or a restore can come from the mariadb chart's CronJob; a drop cannot
+    assert (f"set {phase_type}.backup.cronjob to the mariadb chart's backup CronJob" in msg) == (
+        phase_type != "uninstall")
+    if phase_type != "uninstall":
+        assert "manifests.cron_job_mariadb_backup, conf.backup.enabled" in msg
 
 
 def test_the_opt_out_warns_with_what_was_not_done() -> None:
@@ -75,10 +80,26 @@ def test_an_explicit_template_named_for_the_step_provides_it() -> None:
     with pytest.raises(PhaseError):
         steps.requested_steps("upgrade", {"backup_database": True}, chosen)
     # an explicit list without such a template does not provide it
-    sync = [r for r in _chosen(KEYSTONE, "upgrade", ["job-db-sync"])]
+    sync = list(_chosen(KEYSTONE, "upgrade", ["job-db-sync"]))
     with pytest.raises(PhaseError):
         steps.requested_steps("upgrade", {"backup_database": True}, sync, ["job-db-sync"])
 
 
 def test_manifest_switch() -> None:
     assert steps.manifest_switch("templates/job-db-drop.yaml") == "job_db_drop"
+
+
+@pytest.mark.parametrize("phase_type, option, step", [
+    ("upgrade", "backup_database", "backup"), ("rollback", "restore_database", "restore")])
+def test_a_job_made_from_the_backup_cronjob_provides_its_step(phase_type: str, option: str, step: str) -> None:
+    """The Job backup_step makes is labelled with its step; one labelled with
+    the other step, or a Pod so labelled, does not count."""
+    def job(kind: str, label: str) -> render.Rendered:
+        return render.Rendered({"apiVersion": "v1", "kind": kind, "metadata": {
+            "name": "keystone-x", "labels": {"lifecycle.openstack.org/database-step": label}}}, "cronjob:mariadb-backup")
+    chosen = _chosen(KEYSTONE, phase_type)
+    assert steps.requested_steps(phase_type, {option: True}, chosen + [job("Job", step)]) == []
+    other = "restore" if step == "backup" else "backup"
+    for extra in (job("Job", other), job("Pod", step)):
+        with pytest.raises(PhaseError):
+            steps.requested_steps(phase_type, {option: True}, chosen + [extra])
