@@ -80,14 +80,33 @@ test: collection tools bed
 	$(WITH_BED) $(MAKE) --no-print-directory test-all
 
 # Every suite runs, even after a failure, and the summary says which failed.
+# Unit tests go first (seconds, and a broken engine shows there). Then the two
+# suites on the cluster run side by side, each in its own namespaces, while
+# sanity and lint (CPU, no cluster) run after one another beside them: most of
+# a cluster test's time is spent waiting for the control plane, not computing.
+# Each line of a suite's output carries its name; each suite's whole log is in
+# build/test-logs/ too. TEST_SERIAL=1 runs them one after another instead.
+TEST_LOGS := $(BUILD)/test-logs
 test-all:
-	@failed=(); \
-	for t in unit integration sanity lint molecule; do \
-	  echo "==> $$t"; \
-	  if $(MAKE) --no-print-directory $$t; then echo "==> $$t: passed"; else failed+=("$$t"); echo "==> $$t: FAILED"; fi; \
+	@mkdir -p $(TEST_LOGS); failed=(); \
+	echo "==> unit"; \
+	if $(MAKE) --no-print-directory unit; then echo "==> unit: passed"; else failed+=(unit); echo "==> unit: FAILED"; fi; \
+	groups=("integration" "molecule" "sanity lint"); \
+	run_group() { \
+	  local t rc=0; \
+	  for t in $$1; do \
+	    echo "==> $$t"; \
+	    if $(MAKE) --no-print-directory $$t 2>&1 | tee $(TEST_LOGS)/$$t.log | sed -u "s/^/[$$t] /"; \
+	    then echo "==> $$t: passed"; else echo "==> $$t: FAILED"; echo "$$t" >> $(TEST_LOGS)/failed; rc=1; fi; \
+	  done; return $$rc; }; \
+	rm -f $(TEST_LOGS)/failed; pids=(); \
+	for g in "$${groups[@]}"; do \
+	  if [[ "$${TEST_SERIAL:-0}" == 1 ]]; then run_group "$$g" || true; else run_group "$$g" & pids+=($$!); fi; \
 	done; \
+	for p in "$${pids[@]}"; do wait "$$p" || true; done; \
+	[[ -f $(TEST_LOGS)/failed ]] && mapfile -t -O "$${#failed[@]}" failed < $(TEST_LOGS)/failed; \
 	if (( $${#failed[@]} )); then echo "FAILED: $${failed[*]}"; exit 1; fi; \
-	echo "all suites passed: unit integration sanity lint molecule"
+	echo "all suites passed: unit integration molecule sanity lint"
 
 unit: collection
 	$(BIN)/pytest tests/unit
