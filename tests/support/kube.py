@@ -88,3 +88,46 @@ def yaml_file(path: Path) -> Any:
 
     with open(path, encoding="utf-8") as handle:
         return yaml.safe_load(handle)
+
+
+def get_or_none(dyn: dynamic.DynamicClient, api_version: str, kind: str, name: str,
+                namespace: Optional[str]) -> Optional[Obj]:
+    """The object as a dict, or None when it does not exist."""
+    try:
+        return dyn.resources.get(api_version=api_version, kind=kind).get(
+            name=name, namespace=namespace).to_dict()
+    except ApiException as exc:
+        if exc.status == 404:
+            return None
+        raise
+
+
+def wait_for_gone(dyn: dynamic.DynamicClient, api_version: str, kind: str, namespace: Optional[str],
+                  selector: str, timeout: float = 120) -> None:
+    """Return once no object matches the label selector (watching deletions)."""
+    res = dyn.resources.get(api_version=api_version, kind=kind)
+    deadline = time.monotonic() + timeout
+    while True:
+        listed = res.get(namespace=namespace, label_selector=selector).to_dict()
+        left = {i["metadata"]["name"] for i in listed.get("items", [])}
+        if not left:
+            return
+        rv = listed["metadata"]["resourceVersion"]
+        try:
+            while left:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise TimeoutError(f"{kind} {', '.join(sorted(left))} still there after {timeout}s")
+                for event in res.watch(namespace=namespace, label_selector=selector,
+                                       resource_version=rv, timeout=max(1, int(remaining))):
+                    obj = event["raw_object"]
+                    if event["type"] == "ERROR":
+                        raise ApiException(status=obj.get("code", 500), reason=obj.get("message"))
+                    if event["type"] == "DELETED":
+                        left.discard(obj["metadata"]["name"])
+                        if not left:
+                            return
+            return
+        except ApiException as exc:
+            if exc.status != 410:
+                raise
