@@ -19,7 +19,7 @@ from typing import Any, Dict, List, Mapping, Optional
 
 from ansible_collections.lcm.openstack.plugins.module_utils.compat import DynamicApiError, NotFoundError, ResourceNotFoundError
 from ansible_collections.lcm.openstack.plugins.module_utils import (
-    dependencies, ownership, release_storage, render, selection, steps,
+    backup_step, dependencies, ownership, release_storage, render, selection, steps,
 )
 from ansible_collections.lcm.openstack.plugins.module_utils.apply import (
     Applied, Applier, delete_and_wait, helm_release_of, owner_reference,
@@ -55,6 +55,8 @@ class PhaseRunner:
         # The chart's whole render and what its long-running workloads use (set by _render).
         self.rendered: List[render.Rendered] = []
         self.users: Dict[Any, List[str]] = {}
+        # The backup or restore Job made from the mariadb backup CronJob, if any (set by _render).
+        self.cronjob_step: Optional[backup_step.Planned] = None
         self.phases = self._phase_resource()
 
     # -- entry points ------------------------------------------------------
@@ -138,6 +140,12 @@ class PhaseRunner:
         self.users = ownership.workload_users(r.obj for r in rendered)
         rendered = _without_unasked_database_jobs(rendered, req.type, req.options)
         chosen = selection.select(rendered, req.type, src.mode, src.templates, req.namespace)
+        self.cronjob_step, warnings = backup_step.plan(
+            req.type, req.options, req.namespace, req.backup_ref, self.rendered,
+            Applier(self.dyn, req.namespace, dry_run=True).get)
+        self.warnings += warnings
+        if self.cronjob_step is not None:
+            chosen = backup_step.joined(chosen, self.cronjob_step.rendered)
         if src.mode == "templates" and src.templates is None:
             chosen += self._release_workloads(rendered)
         self.redactor.add_objects(o.obj for o in chosen)
@@ -213,7 +221,7 @@ class PhaseRunner:
                                   policy=req.failure_policy)
                 writer.record(result)
                 if not (result.failed or result.timed_out) and _takes_backup(req, wave):
-                    writer.backup_taken(req.backup_ref)
+                    writer.backup_taken(req.backup_ref, self._backup_source(wave, result))
                 if result.failed or result.timed_out:
                     # Read why before stopping: a suspended Job's pods are deleted.
                     failure = writer.diagnose(self.dyn, result, req.timeout)
@@ -256,6 +264,15 @@ class PhaseRunner:
                                            "state": "Running" if attach else "Pending",
                                            "spec_hash": body["metadata"]["labels"][LABEL_SPEC_HASH]},
                 "objects_applied": _actions(applied), "diffs": applied}
+
+    def _backup_source(self, wave: List[render.Rendered], result: Any) -> Optional[Dict[str, str]]:
+        """What status.backupSource records: the CronJob the backup Job of
+        this wave was made from (none for the chart's own job-db-backup)."""
+        planned = self.cronjob_step
+        if planned is None or planned.step != "backup" or not any(o is planned.rendered for o in wave):
+            return None
+        pods = getattr(result, "pods", {}).get(("Job", planned.rendered.name), [])
+        return backup_step.taken_source(planned, pods)
 
     # -- Phase objects -----------------------------------------------------
     def _phase_resource(self) -> Any:
@@ -324,8 +341,10 @@ def _nested(dotted: str, value: Any) -> Dict[str, Any]:
 
 
 def _takes_backup(req: PhaseRequest, wave: List[render.Rendered]) -> bool:
+    """The wave holds the upgrade's backup Job: the chart's or one made from the CronJob."""
     template = DATABASE_JOBS["upgrade"][1]
-    return req.type == "upgrade" and bool(req.backup_ref) and any(o.source == template for o in wave)
+    return req.type == "upgrade" and bool(req.backup_ref) and any(
+        o.source == template or backup_step.is_step(o, "backup") for o in wave)
 
 
 def _without_unasked_database_jobs(rendered: List[render.Rendered], phase_type: str,

@@ -94,9 +94,12 @@ class StatusWriter:
         for a in applied:
             self.ownership[(a.kind, a.name)] = (bool(a.owned), a.reason)
 
-    def backup_taken(self, ref: str) -> None:
-        """The backup job is Current: a rollback can now restore this backup."""
-        self._patch({"backupRef": ref})
+    def backup_taken(self, ref: str, source: Optional[Dict[str, str]] = None) -> None:
+        """The backup job is Current: a rollback can now restore this backup.
+        `source` is the CronJob a backup Job was made from (backup_step), so
+        the rollback makes its restore Job from the same one; none for the
+        chart's own job-db-backup."""
+        self._patch({"backupRef": ref, **({"backupSource": dict(source)} if source else {})})
 
     def succeed(self) -> None:
         started = _parse((self.phase.get("status") or {}).get("startedAt"))
@@ -211,4 +214,6 @@ def summary(phase: Dict[str, Any]) -> Dict[str, Any]:
                    stopped_jobs=[_snake(s) for s in status.get("stoppedJobs") or []])
     if status.get("backupRef"):
         out["backup_ref"] = status["backupRef"]
+    if status.get("backupSource"):
+        out["backup_source"] = dict(status["backupSource"])
     return out

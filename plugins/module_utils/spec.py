@@ -23,9 +23,9 @@ from ansible_collections.lcm.openstack.plugins.module_utils.model import (
 # The per-type block of each phase type: module option -> Phase spec field.
 TYPE_BLOCKS = {
     "upgrade": ("upgrade", {"backup_database": "backupDatabase", "backup_timeout": "backupTimeoutSeconds",
-                            "missing_job": "missingJob"}),
+                            "backup": "backup", "missing_job": "missingJob"}),
     "rollback": ("rollback", {"to_revision": "toRevision", "restore_database": "restoreDatabase",
-                              "backup_ref": "backupRef", "missing_job": "missingJob"}),
+                              "backup_ref": "backupRef", "backup": "backup", "missing_job": "missingJob"}),
     "uninstall": ("uninstall", {"purge_database": "purgeDatabase", "keep_history": "keepHistory",
                                 "missing_job": "missingJob"}),
     "test": ("test", {"timeout": "timeoutSeconds"}),
@@ -109,6 +109,12 @@ class PhaseRequest:
         if self.type == "rollback" and self.options.get("restore_database") and not self.options.get("backup_ref"):
             raise PhaseError("rollback.restore_database needs rollback.backup_ref: the backup_ref an upgrade "
                              "Phase recorded (lcm.openstack.phase_info lists it)")
+        backup = self.options.get("backup") or {}
+        if not isinstance(backup, Mapping):
+            raise PhaseError(f"{self.type}.backup must be a mapping (cronjob, namespace, database, node)")
+        if backup.get("namespace") and backup["namespace"] != self.namespace:
+            raise PhaseError(f"{self.type}.backup.namespace is {backup['namespace']}, not {self.namespace}: "
+                             "the backup CronJob must be in the service's namespace, where its Jobs run")
         policy = self.options.get("missing_job")
         if policy is not None and policy not in ("fail", "warn"):
             raise PhaseError(f"{self.type}.missing_job must be fail or warn, not {policy!r}")
@@ -139,9 +145,16 @@ class PhaseRequest:
 
     @property
     def options(self) -> Dict[str, Any]:
-        """The options of this phase type's block."""
+        """The options of this phase type's block; a nested block (backup)
+        without its unset keys, and left out when none is set."""
         own = TYPE_BLOCKS.get(self.type, ("", {}))[0]
-        return {k: v for k, v in (self.blocks.get(own) or {}).items() if v is not None}
+        out: Dict[str, Any] = {}
+        for key, value in (self.blocks.get(own) or {}).items():
+            if isinstance(value, Mapping):
+                value = {k: v for k, v in value.items() if v not in (None, "")} or None
+            if value is not None:
+                out[key] = value
+        return out
 
 
 def _looks_remote(chart: str) -> bool:

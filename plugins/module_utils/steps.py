@@ -15,6 +15,7 @@ from __future__ import annotations
 import fnmatch
 from typing import Any, List, Mapping, Optional, Sequence
 
+from ansible_collections.lcm.openstack.plugins.module_utils.db_backup import LABEL_DATABASE_STEP
 from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.model import DATABASE_JOBS
 from ansible_collections.lcm.openstack.plugins.module_utils.render import Rendered
@@ -51,14 +52,19 @@ def requested_steps(phase_type: str, options: Mapping[str, Any], chosen: Sequenc
     if _provided(chosen, template, word, templates is not None):
         return []
     switch = manifest_switch(template)
+    cronjob = ""
+    if word in ("backup", "restore"):
+        cronjob = (f", set {phase_type}.backup.cronjob to the mariadb chart's backup CronJob "
+                   "(mariadb values manifests.cron_job_mariadb_backup, conf.backup.enabled and "
+                   "manifests.pvc_backup)")
     if policy == "warn":
         return [f"{phase_type}.{option} was asked, but the chart renders no {template}: {not_done} "
                 f"({phase_type}.{MISSING_JOB_OPTION}: warn)"]
     raise PhaseError(
         f"{phase_type}.{option} asks the phase to {does}, but the chart renders no {template}, so "
         f"nothing would. Turn on manifests.{switch} in the values, pass source.templates naming the "
-        f"job that does it, or set {phase_type}.{MISSING_JOB_OPTION}: warn (or {option}: false) to "
-        "go on without it")
+        f"job that does it{cronjob}, or set {phase_type}.{MISSING_JOB_OPTION}: warn (or {option}: false) "
+        "to go on without it")
 
 
 def manifest_switch(template: str) -> str:
@@ -68,7 +74,12 @@ def manifest_switch(template: str) -> str:
 
 
 def _provided(chosen: Sequence[Rendered], template: str, word: str, explicit: bool) -> bool:
+    """A Job of the step's template, one made from the backup CronJob for it
+    (labelled with its step, backup_step), or with source.templates a
+    template whose name says the step."""
     for r in chosen:
+        if r.kind == "Job" and ((r.obj.get("metadata") or {}).get("labels") or {}).get(LABEL_DATABASE_STEP) == word:
+            return True
         if r.kind not in _WORK_KINDS or not r.source:
             continue
         if fnmatch.fnmatchcase(r.source, template):

@@ -187,13 +187,40 @@ options:
         description:
           - Run the chart's C(job-db-backup) before the schema changes; without it
             that template is left out of the phase.
+          - A chart without that template (the openstack-helm service charts) backs
+            up with a Job made from the mariadb chart's backup CronJob instead,
+            when O(upgrade.backup.cronjob) names it. That Job runs after the
+            phase's config objects and before every other Job of the phase.
           - The backup's name is rendered into the chart as C(lifecycle.backupRef)
             and, once the backup job is Current, recorded in the Phase status as
             C(backupRef) (returned as RV(phase.backup_ref)) for a later rollback.
         type: bool
       backup_timeout:
-        description: Seconds the backup may take.
+        description: Seconds the backup may take (the CronJob-made Job's C(activeDeadlineSeconds)).
         type: int
+      backup:
+        description:
+          - The mariadb chart's backup CronJob (C(manifests.cron_job_mariadb_backup),
+            C(conf.backup.enabled), with C(manifests.pvc_backup) for its archives) to make
+            the backup Job from, when the chart renders no C(job-db-backup) of its own.
+          - What the Job was made from is recorded in the Phase status as
+            C(backupSource) (returned as RV(phase.backup_source)), for the rollback.
+        type: dict
+        suboptions:
+          cronjob:
+            description: The CronJob's name, C(mariadb-backup) in the stock mariadb chart.
+            type: str
+          namespace:
+            description: Its namespace; it must be the phase's own (O(namespace)).
+            type: str
+          database:
+            description:
+              - The database to back up; default the one the chart's rendered
+                C(db-init) Job creates.
+            type: str
+          node:
+            description: Not used by a backup (see O(rollback.backup.node)).
+            type: str
       missing_job:
         description:
           - What to do when O(upgrade.backup_database) is asked and the chart renders no
@@ -219,6 +246,31 @@ options:
       backup_ref:
         description: The backup an upgrade Phase recorded.
         type: str
+      backup:
+        description:
+          - The mariadb chart's backup CronJob to make the restore Job from, when
+            the chart renders no C(job-db-restore) of its own. Give the
+            RV(phase.backup_source) the upgrade Phase recorded with O(rollback.backup_ref).
+          - The Job restores the newest archive of that backup, found on the
+            CronJob's archive volume.
+        type: dict
+        suboptions:
+          cronjob:
+            description: The CronJob's name, C(mariadb-backup) in the stock mariadb chart.
+            type: str
+          namespace:
+            description: Its namespace; it must be the phase's own (O(namespace)).
+            type: str
+          database:
+            description:
+              - The database to restore; default the one the chart's rendered
+                C(db-init) Job creates.
+            type: str
+          node:
+            description:
+              - The node that took the backup, for archives kept on a node's
+                hostPath; the restore runs there.
+            type: str
       missing_job:
         description:
           - What to do when O(rollback.restore_database) is asked and the chart renders no
@@ -410,6 +462,17 @@ phase:
       type: str
       returned: when an upgrade with O(upgrade.backup_database) took its backup
       sample: keystone-2025-2-5d41402a
+    backup_source:
+      description:
+        - The CronJob the backup Job was made from, its namespace, the database
+          backed up, and, for archives on a node's hostPath, the node that holds
+          them. Pass it as O(rollback.backup) with O(rollback.backup_ref).
+      type: dict
+      returned: when an upgrade took its backup with a Job made from O(upgrade.backup.cronjob)
+      sample:
+        cronjob: mariadb-backup
+        namespace: openstack
+        database: keystone
 objects_applied:
   description:
     - What this run did to each object (created, updated, unchanged, replaced or
@@ -436,6 +499,8 @@ from ansible_collections.lcm.openstack.plugins.module_utils.runner import auth_a
 
 PHASE_TYPES = ["install", "test", "upgrade", "rollback", "uninstall", "trafficdrain", "trafficrollout"]
 MISSING_JOB = dict(type="str", choices=["fail", "warn"])
+BACKUP = dict(type="dict", options=dict(cronjob=dict(type="str"), namespace=dict(type="str"),
+                                        database=dict(type="str"), node=dict(type="str")))
 
 
 def argument_spec():
@@ -455,10 +520,11 @@ def argument_spec():
         state=dict(type="str", default="present", choices=["present", "absent"]),
         helm_binary=dict(type="path", aliases=["binary_path"]),
         upgrade=dict(type="dict", options=dict(
-            backup_database=dict(type="bool"), backup_timeout=dict(type="int"), missing_job=MISSING_JOB)),
+            backup_database=dict(type="bool"), backup_timeout=dict(type="int"), backup=BACKUP,
+            missing_job=MISSING_JOB)),
         rollback=dict(type="dict", options=dict(
             to_revision=dict(type="int"), restore_database=dict(type="bool"), backup_ref=dict(type="str"),
-            missing_job=MISSING_JOB)),
+            backup=BACKUP, missing_job=MISSING_JOB)),
         uninstall=dict(type="dict", options=dict(
             purge_database=dict(type="bool"), keep_history=dict(type="bool"), missing_job=MISSING_JOB)),
         test=dict(type="dict", options=dict(timeout=dict(type="int"))),

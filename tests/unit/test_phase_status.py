@@ -104,3 +104,19 @@ def test_an_ownership_reason_is_bounded_and_masked() -> None:
     (entry,) = phases.patches[-1]["objects"]
     assert entry["owned"] is True and entry["reason"].startswith("owned: ********")
     assert len(entry["reason"]) == 256 and SECRET not in str(phases.patches)
+
+
+def test_a_backup_is_recorded_with_the_cronjob_it_was_made_from() -> None:
+    writer, phases = _writer()
+    source = {"cronjob": "mariadb-backup", "namespace": "openstack", "database": "keystone"}
+    writer.backup_taken("keystone-2025-2-0a1b2c3d", source)
+    assert phases.patches[-1] == {"backupRef": "keystone-2025-2-0a1b2c3d", "backupSource": source}
+    out = summary(writer.phase)
+    assert out["backup_ref"] == "keystone-2025-2-0a1b2c3d" and out["backup_source"] == source
+
+
+def test_the_chart_own_backup_job_records_no_source() -> None:
+    writer, phases = _writer()
+    writer.backup_taken("keystone-2025-2-0a1b2c3d")
+    assert phases.patches[-1] == {"backupRef": "keystone-2025-2-0a1b2c3d"}
+    assert "backup_source" not in summary(writer.phase)

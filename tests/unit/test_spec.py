@@ -418,3 +418,32 @@ def test_a_missing_job_policy_other_than_fail_or_warn_is_refused() -> None:
 def test_install_takes_no_missing_job() -> None:
     with pytest.raises(PhaseError, match="option upgrade does not apply to a install phase"):
         _req("install", blocks={"upgrade": {"missing_job": "warn"}}).validate()
+
+
+# -- the backup CronJob option ---------------------------------------------------------
+
+@pytest.mark.parametrize("type_, block", [("upgrade", {"backup_database": True}),
+                                          ("rollback", {"restore_database": True, "backup_ref": "b1"})])
+def test_the_backup_source_is_part_of_the_spec_without_its_unset_keys(type_: str, block: Dict[str, Any]) -> None:
+    given = dict(block, backup={"cronjob": "mariadb-backup", "namespace": None, "database": "", "node": None})
+    req = _req(type_, blocks={type_: given})
+    req.validate()
+    spec = build_spec(req, OBJECTS)
+    assert spec[type_]["backup"] == {"cronjob": "mariadb-backup"}
+    # another CronJob is another phase; a backup block with nothing set is none
+    other = _req(type_, blocks={type_: dict(block, backup={"cronjob": "other-backup"})})
+    assert _hash(other) != _hash(req)
+    unset = _req(type_, blocks={type_: dict(block, backup={"cronjob": None, "database": None})})
+    assert "backup" not in build_spec(unset, OBJECTS)[type_]
+    assert _hash(unset) == _hash(_req(type_, blocks={type_: dict(block)}))
+
+
+def test_the_backup_cronjob_must_be_in_the_service_namespace() -> None:
+    req = _req("upgrade", blocks={"upgrade": {"backup_database": True,
+                                              "backup": {"cronjob": "mariadb-backup", "namespace": "infra"}}})
+    with pytest.raises(PhaseError) as err:
+        req.validate()
+    assert "upgrade.backup.namespace is infra, not openstack" in str(err.value)
+    assert "must be in the service's namespace" in str(err.value)
+    _req("upgrade", blocks={"upgrade": {"backup_database": True, "backup": {
+        "cronjob": "mariadb-backup", "namespace": "openstack"}}}).validate()
