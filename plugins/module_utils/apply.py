@@ -32,8 +32,8 @@ from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseE
 from ansible_collections.lcm.openstack.plugins.module_utils.model import (
     API_VERSION, FIELD_MANAGER, IMMUTABLE_KINDS, LABEL_SERVICE, PHASE_KIND,
 )
-from ansible_collections.lcm.openstack.plugins.module_utils.ownership import (  # noqa: F401 (re-exported)
-    LABEL_PHASE_UID, OWN, RELEASE, SHARE, WORK_KINDS, Key, controller_of, decide, helm_release_of, of_phase,
+from ansible_collections.lcm.openstack.plugins.module_utils.ownership import (
+    LABEL_PHASE_UID, RELEASE, SHARE, WORK_KINDS, Key, decide, of_phase,
 )
 from ansible_collections.lcm.openstack.plugins.module_utils.redact import mask_secret
 

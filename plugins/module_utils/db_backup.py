@@ -299,8 +299,8 @@ def _with_scope(container: Mapping[str, Any], backup: CronJobBackup, cronjob: st
     words = command + args
     last = words[-1].rstrip() if words else ""
     shell = len(words) >= 2 and words[-2] == "-c"
-    if not (last == backup.script_path or (shell and last.endswith((" " + backup.script_path,
-                                                                     "&" + backup.script_path)))):
+    ends = (" " + backup.script_path, "&" + backup.script_path)
+    if not (last == backup.script_path or (shell and last.endswith(ends))):
         raise BackupShapeError(
             f"CronJob {cronjob}: container {backup.container} does not end its command with "
             f"{backup.script_path}, so the database to back up cannot be passed to it")

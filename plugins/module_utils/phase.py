@@ -22,8 +22,9 @@ from ansible_collections.lcm.openstack.plugins.module_utils import (
     backup_step, dependencies, ownership, release_storage, render, selection, steps,
 )
 from ansible_collections.lcm.openstack.plugins.module_utils.apply import (
-    Applied, Applier, delete_and_wait, helm_release_of, owner_reference,
+    Applied, Applier, delete_and_wait, owner_reference,
 )
+from ansible_collections.lcm.openstack.plugins.module_utils.ownership import helm_release_of
 from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseError, PhaseFailed, api_error
 from ansible_collections.lcm.openstack.plugins.module_utils.helm import find_helm, merge_values
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle import Lifecycle

@@ -109,7 +109,7 @@ def _mounted_from(pod: Mapping[str, Any], container: Mapping[str, Any], path: st
             best = (len(target), mount, item)
     if best is None or not best[2]:
         raise DatabaseNotFound(f"{what}: no volume is mounted at {path}")
-    _, mount, item = best
+    _depth, mount, item = best
     volume = {v.get("name"): v for v in pod.get("volumes") or []}.get(mount.get("name")) or {}
     if volume.get("secret"):
         return "Secret", str(volume["secret"].get("secretName")), _item_key(volume["secret"], item)

@@ -24,8 +24,8 @@ def _docs(path: Path) -> List[Dict[str, Any]]:
     return [d for d in yaml.safe_load_all(path.read_text()) if d]
 
 
-CRONJOB = next(d for d in _docs(FIXTURES / "db_backup" / "mariadb-backup.yaml") if d["kind"] == "CronJob")
-HOSTPATH = next(d for d in _docs(FIXTURES / "db_backup" / "mariadb-backup-hostpath.yaml") if d["kind"] == "CronJob")
+CRONJOB = next(d for d in _docs(FIXTURES / "db_backup" / "mariadb-backup.out") if d["kind"] == "CronJob")
+HOSTPATH = next(d for d in _docs(FIXTURES / "db_backup" / "mariadb-backup-hostpath.out") if d["kind"] == "CronJob")
 SCRIPTS = next(d for d in _docs(FIXTURES / "db_backup" / "mariadb-bin-keys.yaml") if d["kind"] == "ConfigMap")
 
 
@@ -52,7 +52,7 @@ RESTORE = {"restore_database": True, "backup_ref": REF,
 
 
 def test_an_upgrade_of_the_stock_chart_backs_up_its_database_from_the_cronjob() -> None:
-    rendered = _render("openstack_helm/keystone.yaml")
+    rendered = _render("openstack_helm/keystone.out")
     planned, warnings = backup_step.plan("upgrade", UPGRADE, NS, REF, rendered, _Cluster().get)
     assert warnings == [] and planned is not None
     job = planned.rendered.obj
@@ -66,7 +66,7 @@ def test_an_upgrade_of_the_stock_chart_backs_up_its_database_from_the_cronjob() 
 
 
 def test_the_backup_job_runs_after_the_config_and_before_db_sync() -> None:
-    rendered = _render("openstack_helm/keystone.yaml")
+    rendered = _render("openstack_helm/keystone.out")
     chosen = selection.select(rendered, "upgrade", "templates", None, NS)
     planned, _ = backup_step.plan("upgrade", UPGRADE, NS, REF, rendered, _Cluster().get)
     assert planned is not None
@@ -81,7 +81,7 @@ def test_the_backup_job_runs_after_the_config_and_before_db_sync() -> None:
 
 def test_a_backup_timeout_bounds_the_job() -> None:
     options = dict(UPGRADE, backup_timeout=300)
-    planned, _ = backup_step.plan("upgrade", options, NS, REF, _render("openstack_helm/keystone.yaml"),
+    planned, _ = backup_step.plan("upgrade", options, NS, REF, _render("openstack_helm/keystone.out"),
                                   _Cluster().get)
     assert planned is not None and planned.rendered.obj["spec"]["activeDeadlineSeconds"] == 300
 
@@ -102,14 +102,14 @@ def test_a_chart_with_its_own_backup_job_keeps_it_and_the_cronjob_is_not_read() 
 ])
 def test_nothing_is_made_unless_the_step_is_asked_with_a_cronjob(phase_type: str, options: Dict[str, Any]) -> None:
     cluster = _Cluster()
-    assert backup_step.plan(phase_type, options, NS, REF, _render("openstack_helm/keystone.yaml"),
+    assert backup_step.plan(phase_type, options, NS, REF, _render("openstack_helm/keystone.out"),
                             cluster.get) == (None, [])
     assert cluster.reads == []
 
 
 def test_a_missing_cronjob_says_how_to_turn_it_on_or_go_without() -> None:
     with pytest.raises(PhaseError) as err:
-        backup_step.plan("upgrade", UPGRADE, NS, REF, _render("openstack_helm/keystone.yaml"), _Cluster(None).get)
+        backup_step.plan("upgrade", UPGRADE, NS, REF, _render("openstack_helm/keystone.out"), _Cluster(None).get)
     msg = str(err.value)
     assert msg.startswith(f"upgrade.backup.cronjob mariadb-backup is not in namespace {NS}")
     for text in ("manifests.cron_job_mariadb_backup", "conf.backup.enabled", "manifests.pvc_backup",
@@ -119,7 +119,7 @@ def test_a_missing_cronjob_says_how_to_turn_it_on_or_go_without() -> None:
 
 def test_a_missing_cronjob_with_the_opt_out_is_a_warning() -> None:
     options = dict(UPGRADE, missing_job="warn")
-    planned, warnings = backup_step.plan("upgrade", options, NS, REF, _render("openstack_helm/keystone.yaml"),
+    planned, warnings = backup_step.plan("upgrade", options, NS, REF, _render("openstack_helm/keystone.out"),
                                          _Cluster(None).get)
     assert planned is None and len(warnings) == 1 and "mariadb-backup is not in namespace" in warnings[0]
 
@@ -130,13 +130,13 @@ def test_scripts_without_the_restore_side_are_refused() -> None:
     del scripts["data"]["restore_mariadb.sh"]
     cluster.objects[("ConfigMap", "mariadb-bin")] = scripts
     with pytest.raises(PhaseError, match="conf.backup.enabled"):
-        backup_step.plan("upgrade", UPGRADE, NS, REF, _render("openstack_helm/keystone.yaml"), cluster.get)
+        backup_step.plan("upgrade", UPGRADE, NS, REF, _render("openstack_helm/keystone.out"), cluster.get)
 
 
 def test_a_service_with_two_databases_must_name_one(monkeypatch: pytest.MonkeyPatch) -> None:
     """nova's db-init creates three databases: which one is for the user to say."""
     from ansible_collections.lcm.openstack.plugins.module_utils import service_database
-    rendered = _render("openstack_helm/keystone.yaml")
+    rendered = _render("openstack_helm/keystone.out")
     monkeypatch.setattr(service_database, "databases", lambda objects: ["nova", "nova_api"])
     with pytest.raises(PhaseError) as err:
         backup_step.plan("upgrade", UPGRADE, NS, REF, rendered, _Cluster().get)
@@ -149,7 +149,7 @@ def test_a_service_with_two_databases_must_name_one(monkeypatch: pytest.MonkeyPa
 def test_a_rollback_restores_the_recorded_database_without_a_db_init_in_the_render() -> None:
     """A rollback renders with the release's values, whose jobs are off: the
     database comes from what the upgrade recorded."""
-    rendered = [r for r in _render("openstack_helm/keystone.yaml") if r.kind != "Job"]
+    rendered = [r for r in _render("openstack_helm/keystone.out") if r.kind != "Job"]
     planned, _ = backup_step.plan("rollback", RESTORE, NS, REF, rendered, _Cluster().get)
     assert planned is not None and planned.step == "restore"
     assert planned.rendered.name == f"{REF}-db-restore"
@@ -158,7 +158,7 @@ def test_a_rollback_restores_the_recorded_database_without_a_db_init_in_the_rend
 
 def test_a_restore_from_a_hostpath_runs_on_the_recorded_node() -> None:
     cluster = _Cluster(HOSTPATH)
-    rendered = _render("openstack_helm/keystone.yaml")
+    rendered = _render("openstack_helm/keystone.out")
     with pytest.raises(PhaseError, match="node"):
         backup_step.plan("rollback", RESTORE, NS, REF, rendered, cluster.get)
     on_node = dict(RESTORE, backup=dict(RESTORE["backup"], node="node-2"))
@@ -174,7 +174,7 @@ def _pod(phase: str, node: str) -> Dict[str, Any]:
 
 
 def test_a_hostpath_backup_records_the_node_of_its_successful_pod() -> None:
-    rendered = _render("openstack_helm/keystone.yaml")
+    rendered = _render("openstack_helm/keystone.out")
     local, _ = backup_step.plan("upgrade", UPGRADE, NS, REF, rendered, _Cluster(HOSTPATH).get)
     assert local is not None
     pods = [_pod("Failed", "node-1"), _pod("Succeeded", "node-2")]

@@ -19,7 +19,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils.dependencies import 
 from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "openstack_helm"
-_PARSED = {name: render.parse_manifest((FIXTURES / f"{name}.yaml").read_text())
+_PARSED = {name: render.parse_manifest((FIXTURES / f"{name}.out").read_text())
            for name in ("keystone", "placement")}
 KEYSTONE_JOBS = ["db-init", "db-sync", "credential-setup", "fernet-setup", "domain-manage", "bootstrap"]
 

@@ -13,7 +13,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils import render, selec
 from ansible_collections.lcm.openstack.plugins.module_utils.model import PHASE_ONLY_TEMPLATES
 
 FIXTURES = Path(__file__).parent / "fixtures" / "openstack_helm"
-_PARSED = {name: render.parse_manifest((FIXTURES / f"{name}.yaml").read_text())
+_PARSED = {name: render.parse_manifest((FIXTURES / f"{name}.out").read_text())
            for name in ("keystone", "placement")}
 
 

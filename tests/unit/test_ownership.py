@@ -20,7 +20,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseE
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CASES = yaml.safe_load((FIXTURES / "ownership" / "decisions.yaml").read_text())
-KEYSTONE = FIXTURES / "openstack_helm" / "keystone.yaml"
+KEYSTONE = FIXTURES / "openstack_helm" / "keystone.out"
 
 
 def _users(case: Dict[str, Any]) -> Dict[Tuple[str, str], List[str]]:

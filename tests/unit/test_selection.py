@@ -89,7 +89,7 @@ def test_fixture_renders_every_default_template() -> None:
     """Every default glob of model.DEFAULT_TEMPLATES matches something in the
     fixture or in the openstack-helm keystone render."""
     import fnmatch
-    keystone = (Path(__file__).parent / "fixtures" / "openstack_helm" / "keystone.yaml").read_text()
+    keystone = (Path(__file__).parent / "fixtures" / "openstack_helm" / "keystone.out").read_text()
     sources = {r.source for r in _rendered() + render.parse_manifest(keystone)}
     for phase_type, globs in DEFAULT_TEMPLATES.items():
         for glob in globs:

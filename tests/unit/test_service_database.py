@@ -19,7 +19,7 @@ FIXTURES = Path(__file__).parent / "fixtures" / "openstack_helm"
 
 
 def _objects(chart: str) -> List[Dict[str, Any]]:
-    return [d for d in yaml.safe_load_all((FIXTURES / f"{chart}.yaml").read_text()) if d]
+    return [d for d in yaml.safe_load_all((FIXTURES / f"{chart}.out").read_text()) if d]
 
 
 def _get(objects: List[Dict[str, Any]], kind: str, name: str) -> Dict[str, Any]:

@@ -13,7 +13,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils import render, selec
 from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseError
 
 FIXTURES = Path(__file__).parent / "fixtures"
-KEYSTONE = render.parse_manifest((FIXTURES / "openstack_helm" / "keystone.yaml").read_text())
+KEYSTONE = render.parse_manifest((FIXTURES / "openstack_helm" / "keystone.out").read_text())
 EXAMPLE = render.parse_manifest((FIXTURES / "phase" / "rendered_keystone.out").read_text())
 
 
