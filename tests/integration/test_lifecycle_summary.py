@@ -125,8 +125,8 @@ def test_progress_lines_and_a_table_then_earlier_run_on_a_rerun(
     assert phase_names(dyn, namespace) == names
     out = again.stdout.splitlines()
     index(out, STAMP + rf"svc: install Succeeded in an earlier run \(Phase {names['install']}\)")
-    index(out, STAMP + r"svc: trafficdrain in place, nothing to change: Service svc-api selects "
-                       r"track=lcm-drained: drained, no endpoint left")
+    index(out, STAMP + r"svc: trafficdrain in place, nothing to change: Service svc-api is gated "
+                       r"\(lifecycle.openstack.org/traffic=drained\): drained, no endpoint left")
     index(out, STAMP + rf"svc: test Succeeded in an earlier run \(Phase {names['test']}\)")
     assert summary(again.stdout) == [
         f"svc ({namespace})",
