@@ -68,7 +68,7 @@ def test_an_upgrade_of_the_stock_chart_backs_up_its_database_from_the_cronjob() 
 def test_the_backup_job_runs_after_the_config_and_before_db_sync() -> None:
     rendered = _render("openstack_helm/keystone.out")
     chosen = selection.select(rendered, "upgrade", "templates", None, NS)
-    planned, _ = backup_step.plan("upgrade", UPGRADE, NS, REF, rendered, _Cluster().get)
+    planned, _warnings = backup_step.plan("upgrade", UPGRADE, NS, REF, rendered, _Cluster().get)
     assert planned is not None
     objects = backup_step.joined(chosen, planned.rendered)
     waves = selection.waves(objects)
@@ -81,7 +81,7 @@ def test_the_backup_job_runs_after_the_config_and_before_db_sync() -> None:
 
 def test_a_backup_timeout_bounds_the_job() -> None:
     options = dict(UPGRADE, backup_timeout=300)
-    planned, _ = backup_step.plan("upgrade", options, NS, REF, _render("openstack_helm/keystone.out"),
+    planned, _warnings = backup_step.plan("upgrade", options, NS, REF, _render("openstack_helm/keystone.out"),
                                   _Cluster().get)
     assert planned is not None and planned.rendered.obj["spec"]["activeDeadlineSeconds"] == 300
 
@@ -142,7 +142,7 @@ def test_a_service_with_two_databases_must_name_one(monkeypatch: pytest.MonkeyPa
         backup_step.plan("upgrade", UPGRADE, NS, REF, rendered, _Cluster().get)
     assert "nova, nova_api" in str(err.value) and "upgrade.backup.database" in str(err.value)
     named = dict(UPGRADE, backup={"cronjob": "mariadb-backup", "database": "nova_api"})
-    planned, _ = backup_step.plan("upgrade", named, NS, REF, rendered, _Cluster().get)
+    planned, _warnings = backup_step.plan("upgrade", named, NS, REF, rendered, _Cluster().get)
     assert planned is not None and planned.source["database"] == "nova_api"
 
 
@@ -150,7 +150,7 @@ def test_a_rollback_restores_the_recorded_database_without_a_db_init_in_the_rend
     """A rollback renders with the release's values, whose jobs are off: the
     database comes from what the upgrade recorded."""
     rendered = [r for r in _render("openstack_helm/keystone.out") if r.kind != "Job"]
-    planned, _ = backup_step.plan("rollback", RESTORE, NS, REF, rendered, _Cluster().get)
+    planned, _warnings = backup_step.plan("rollback", RESTORE, NS, REF, rendered, _Cluster().get)
     assert planned is not None and planned.step == "restore"
     assert planned.rendered.name == f"{REF}-db-restore"
     assert planned.rendered.obj["metadata"]["labels"]["lifecycle.openstack.org/database-step"] == "restore"
@@ -162,7 +162,7 @@ def test_a_restore_from_a_hostpath_runs_on_the_recorded_node() -> None:
     with pytest.raises(PhaseError, match="node"):
         backup_step.plan("rollback", RESTORE, NS, REF, rendered, cluster.get)
     on_node = dict(RESTORE, backup=dict(RESTORE["backup"], node="node-2"))
-    planned, _ = backup_step.plan("rollback", on_node, NS, REF, rendered, cluster.get)
+    planned, _warnings = backup_step.plan("rollback", on_node, NS, REF, rendered, cluster.get)
     assert planned is not None
     terms = planned.rendered.obj["spec"]["template"]["spec"]["affinity"]["nodeAffinity"][
         "requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
@@ -175,10 +175,10 @@ def _pod(phase: str, node: str) -> Dict[str, Any]:
 
 def test_a_hostpath_backup_records_the_node_of_its_successful_pod() -> None:
     rendered = _render("openstack_helm/keystone.out")
-    local, _ = backup_step.plan("upgrade", UPGRADE, NS, REF, rendered, _Cluster(HOSTPATH).get)
+    local, _warnings = backup_step.plan("upgrade", UPGRADE, NS, REF, rendered, _Cluster(HOSTPATH).get)
     assert local is not None
     pods = [_pod("Failed", "node-1"), _pod("Succeeded", "node-2")]
     assert backup_step.taken_source(local, pods) == {
         "cronjob": "mariadb-backup", "namespace": NS, "database": "keystone", "node": "node-2"}
-    claim, _ = backup_step.plan("upgrade", UPGRADE, NS, REF, rendered, _Cluster().get)
+    claim, _warnings = backup_step.plan("upgrade", UPGRADE, NS, REF, rendered, _Cluster().get)
     assert claim is not None and "node" not in backup_step.taken_source(claim, pods)
