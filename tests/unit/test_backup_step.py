@@ -81,8 +81,8 @@ def test_the_backup_job_runs_after_the_config_and_before_db_sync() -> None:
 
 def test_a_backup_timeout_bounds_the_job() -> None:
     options = dict(UPGRADE, backup_timeout=300)
-    planned, _warnings = backup_step.plan("upgrade", options, NS, REF, _render("openstack_helm/keystone.out"),
-                                  _Cluster().get)
+    planned, _warnings = backup_step.plan("upgrade", options, NS, REF,
+                                          _render("openstack_helm/keystone.out"), _Cluster().get)
     assert planned is not None and planned.rendered.obj["spec"]["activeDeadlineSeconds"] == 300
 
 
