@@ -112,7 +112,7 @@ unit: collection
 	$(BIN)/pytest tests/unit
 
 integration: collection
-	$(WITH_BED) $(BIN)/pytest tests/integration
+	$(WITH_BED) $(BIN)/pytest --durations=20 tests/integration
 
 sanity: collection
 	tests/sanity/run

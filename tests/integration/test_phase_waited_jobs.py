@@ -5,7 +5,8 @@ keystone-api's init container (kubernetes-entrypoint) waits for
 keystone-db-sync, keystone-credential-setup and keystone-fernet-setup to
 exist and be complete, each time a pod of it starts; the bed's bedlet gates
 its pods exactly so. Those Jobs must outlive the install Phase, as must the
-Secrets and ConfigMaps the Deployment mounts.
+Jobs they wait for in turn (db-sync waits for db-init, and a later upgrade's
+db-sync will again) and the Secrets and ConfigMaps the Deployment mounts.
 
 The install role switches the release's jobs off, and helm-toolkit then
 drops them from the release's own keystone-api too (its
@@ -81,12 +82,15 @@ def test_deleting_every_phase_leaves_what_keystone_uses(dyn, kubeconfig, keyston
     for job in API_WAITS_FOR:
         entry = applied[("Job", job)]
         assert entry["owned"] is False and "Deployment/keystone-api (DEPENDENCY_JOBS)" in entry["reason"]
-    assert applied[("Job", "keystone-db-init")]["owned"] is True
+    # So was db-init, which db-sync waits for; bootstrap, which nothing waits for, is the Phase's.
+    assert applied[("Job", "keystone-db-init")]["owned"] is False
+    assert "Job/keystone-db-sync (DEPENDENCY_JOBS)" in applied[("Job", "keystone-db-init")]["reason"]
+    assert applied[("Job", "keystone-bootstrap")]["owned"] is True
     # and the Phase status records the same decisions
     recorded = {(o["kind"], o["name"]): o for o in get(dyn, GROUP, "Phase", ns, name)["status"]["objects"]}
     assert recorded[("Job", "keystone-db-sync")]["owned"] is False
     assert recorded[("Job", "keystone-db-sync")]["reason"] == applied[("Job", "keystone-db-sync")]["reason"]
-    assert recorded[("Job", "keystone-db-init")]["owned"] is True
+    assert recorded[("Job", "keystone-bootstrap")]["owned"] is True
 
     deployment = get(dyn, "apps/v1", "Deployment", ns, "keystone-api")
     uses: Set[Tuple[str, str]] = {r for r in pod_references(deployment) if r[0] in ("Secret", "ConfigMap")}
@@ -105,9 +109,9 @@ def test_deleting_every_phase_leaves_what_keystone_uses(dyn, kubeconfig, keyston
     assert items(dyn, GROUP, "Phase", ns, "lifecycle.openstack.org/service=keystone") == []
     # What the Phase owned went with it ...
     jobs = {j["metadata"]["name"]: j for j in items(dyn, "batch/v1", "Job", ns)}
-    assert "keystone-db-init" not in jobs
+    assert "keystone-bootstrap" not in jobs
     # ... and nothing the service uses did.
-    for job in API_WAITS_FOR:
+    for job in API_WAITS_FOR | {"keystone-db-init"}:
         assert kube.condition(jobs[job], "Complete")["status"] == "True", job
         assert not jobs[job]["metadata"].get("ownerReferences"), job
     for kind, obj_name in sorted(uses):
