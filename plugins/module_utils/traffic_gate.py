@@ -24,26 +24,23 @@ selects the release's pods, and is never gated again by a failed rollout.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from ansible_collections.lcm.openstack.plugins.module_utils.endpoints import (
-    Endpoint, Goal, Settled, SliceWatch, selector_text, unmet,
+    Endpoint, Goal, Settled, selector_text, unmet,
 )
 from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.traffic_backends import (
-    GATE_LABEL, GATED, Plan, apply, live_selector, own_selector, resource,
+    GATE_LABEL, GATED, Plan, live_selector, own_selector,
 )
+from ansible_collections.lcm.openstack.plugins.module_utils.traffic_service import ServiceSelector
 
 
-class GateBackend:
-    kind = "Service"
+class GateBackend(ServiceSelector):
     with_track = False
 
     def __init__(self, dyn: Any, req: Any) -> None:
-        self.req = req
-        self.name = req.selector_service
-        self.services = resource(dyn, "v1", "Service")
-        self.slices = SliceWatch(dyn, req.namespace, self.name, None)
+        super().__init__(dyn, req, None)
         self.own: Dict[str, str] = {}
 
     def goal(self, endpoints: List[Endpoint]) -> Goal:
@@ -86,20 +83,8 @@ class GateBackend:
                              f"there is nothing to roll out to, and the Service {state}. Is the release "
                              "deployed, with at least one replica?")
 
-    def apply(self, selector: Dict[str, str], dry_run: bool = False) -> None:
-        body = {"apiVersion": "v1", "kind": "Service",
-                "metadata": {"name": self.name, "namespace": self.req.namespace},
-                "spec": {"selector": selector}}
-        apply(self.services, body, self.req.namespace, dry_run=dry_run)
-
-    def settle(self, plan: Plan, timeout: float, note: Callable[[str], None]) -> Settled:
-        """Wait by watch until the EndpointSlices list the release's ready pods, or none."""
-        goal = self.goal(plan.endpoints)
-
-        def progress(problems: List[str]) -> None:
-            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-            note(f"Service {self.name} {self._state()}; waiting for the EndpointSlices: {problems[0]}{more}")
-        return self.slices.wait(goal, timeout, on_change=progress)
+    def state(self, goal: Goal) -> str:
+        return self._state()
 
     def _state(self) -> str:
         if self.req.action == "drain":

@@ -24,28 +24,25 @@ drained.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from ansible_collections.lcm.openstack.plugins.module_utils.endpoints import (
-    Endpoint, Goal, Settled, SliceWatch, selector_text, unmet,
+    Endpoint, Goal, Settled, selector_text, unmet,
 )
 from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.traffic_backends import (
-    DRAINED, Plan, apply, live_selector, own_selector, resource,
+    DRAINED, Plan, live_selector, own_selector,
 )
+from ansible_collections.lcm.openstack.plugins.module_utils.traffic_service import ServiceSelector
 
 __all__ = ["DRAINED", "SelectorBackend", "endpoints_out"]
 
 
-class SelectorBackend:
-    kind = "Service"
+class SelectorBackend(ServiceSelector):
     with_track = True
 
     def __init__(self, dyn: Any, req: Any) -> None:
-        self.req = req
-        self.name = req.selector_service
-        self.services = resource(dyn, "v1", "Service")
-        self.slices = SliceWatch(dyn, req.namespace, self.name, req.selector_label)
+        super().__init__(dyn, req, req.selector_label)
 
     @property
     def value(self) -> str:
@@ -95,21 +92,8 @@ class SelectorBackend:
                 f"selects ({selector_text(base) or 'every pod'}) carries the label {label} (the chart does not "
                 "render it); use selector_mode gate, which needs only the labels the release already has")
 
-    def apply(self, selector: Dict[str, str], dry_run: bool = False) -> None:
-        body = {"apiVersion": "v1", "kind": "Service",
-                "metadata": {"name": self.name, "namespace": self.req.namespace},
-                "spec": {"selector": selector}}
-        apply(self.services, body, self.req.namespace, dry_run=dry_run)
-
-    def settle(self, plan: Plan, timeout: float, note: Callable[[str], None]) -> Settled:
-        """Wait by watch until the EndpointSlices list what the new selector picks."""
-        goal = self.goal(plan.endpoints)
-
-        def progress(problems: List[str]) -> None:
-            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-            note(f"Service {self.name} selects {goal.label}={goal.value}; waiting for the "
-                 f"EndpointSlices: {problems[0]}{more}")
-        return self.slices.wait(goal, timeout, on_change=progress)
+    def state(self, goal: Goal) -> str:
+        return f"selects {goal.label}={goal.value}"
 
     def setting(self, plan: Plan) -> str:
         return f"Service {plan.name}: setting the selector {self.req.selector_label}={self.value}"
