@@ -212,6 +212,12 @@ class Applier:
         try:
             return call(obj)
         except DynamicApiError as exc:
+            role = self._planned_role(obj, exc)
+            if role:
+                self.notes[f"{obj['kind']}/{name}"] = (
+                    f"not checked by the apiserver's dry run: it binds the Role {role}, which this phase "
+                    "creates in an earlier wave, and a binding is checked against the Role's rules")
+                return copy.deepcopy(obj)
             account = self._planned_account(obj, exc)
             if account is None:
                 raise self._refused(exc, obj["kind"], name, verb, res) from exc
@@ -227,6 +233,16 @@ class Applier:
             f"validated with the default ServiceAccount in place of {account}, which this phase "
             "creates in an earlier wave")
         return out
+
+    def _planned_role(self, obj: Dict[str, Any], exc: Any) -> str:
+        """The Role of a RoleBinding that the apiserver could not find, when
+        this dry run is to create it. An account without `bind` may bind only
+        a Role whose rules it holds, which the apiserver checks by reading the
+        Role: in a dry run it is not there yet (a dry run persists nothing)."""
+        if not self.dry_run or obj.get("kind") != "RoleBinding" or getattr(exc, "status", None) != 404:
+            return ""
+        ref = obj.get("roleRef") or {}
+        return str(ref.get("name")) if ref.get("kind") == "Role" and ("Role", ref.get("name")) in self.planned else ""
 
     def _planned_account(self, obj: Dict[str, Any], exc: Any) -> Optional[str]:
         """The ServiceAccount of a Pod that admission could not find, when this

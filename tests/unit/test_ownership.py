@@ -277,6 +277,57 @@ def test_a_real_run_never_substitutes_the_account() -> None:
         applier.apply(POD, OWNER, LABELS)
 
 
+class _EscalationRes(_Res):
+    """RoleBindings of an account without `bind`: the apiserver reads the Role
+    it binds to compare rules, and answers 404 while the Role is not there."""
+
+    def __init__(self, kind: str, roles: List[str]) -> None:
+        super().__init__(kind, {})
+        self.roles = roles
+
+    def server_side_apply(self, body: Dict[str, Any], name: str, **kw: Any) -> _Obj:
+        if body["kind"] == "RoleBinding" and body["roleRef"]["name"] not in self.roles:
+            from kubernetes.client.rest import ApiException
+            from kubernetes.dynamic.exceptions import DynamicApiError
+            exc = ApiException(status=404, reason="Not Found")
+            exc.body = json.dumps({"kind": "Status", "code": 404, "reason": "NotFound", "message":
+                                   f'roles.rbac.authorization.k8s.io "{body["roleRef"]["name"]}" not found'}).encode()
+            raise DynamicApiError(exc)
+        return super().server_side_apply(body, name, **kw)
+
+
+ROLE = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+        "metadata": {"name": "keystone-openstack-keystone-db-sync"},
+        "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}]}
+BINDING = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+           "metadata": {"name": "keystone-openstack-keystone-db-sync"},
+           "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
+                       "name": "keystone-openstack-keystone-db-sync"},
+           "subjects": [{"kind": "ServiceAccount", "name": "keystone-db-sync"}]}
+
+
+def test_a_dry_run_accepts_a_binding_to_a_role_an_earlier_wave_creates() -> None:
+    dry = apply.Applier(_Dyn(_EscalationRes("RoleBinding", roles=[])), "openstack", dry_run=True)
+    assert dry.apply(ROLE, OWNER, LABELS).action == "created"
+    result = dry.apply(BINDING, OWNER, LABELS)
+    assert result.action == "created"
+    assert "binds the Role keystone-openstack-keystone-db-sync, which this phase creates" in result.note
+    assert result.after["roleRef"] == BINDING["roleRef"]
+
+
+def test_a_binding_to_a_role_nobody_creates_is_an_error() -> None:
+    dry = apply.Applier(_Dyn(_EscalationRes("RoleBinding", roles=[])), "openstack", dry_run=True)
+    with pytest.raises(PhaseError, match="keystone-openstack-keystone-db-sync.* not found"):
+        dry.apply(BINDING, OWNER, LABELS)
+
+
+def test_a_real_run_never_skips_a_binding() -> None:
+    applier = apply.Applier(_Dyn(_EscalationRes("RoleBinding", roles=[])), "openstack")
+    applier.planned.add(("Role", "keystone-openstack-keystone-db-sync"))
+    with pytest.raises(PhaseError, match="not found"):
+        applier.apply(BINDING, OWNER, LABELS)
+
+
 # -- Jobs a running workload waits for ------------------------------------------------
 
 def test_every_keystone_job_something_waits_for_is_found() -> None:
