@@ -11,8 +11,8 @@ from __future__ import annotations
 import math
 import statistics
 from dataclasses import dataclass
-from datetime import datetime, timedelta
-from typing import Any, Dict, List, Mapping, Optional
+from datetime import datetime, timedelta, timezone
+from typing import Any, Dict, List, Mapping, Optional, Set
 
 from ansible_collections.lcm.openstack.plugins.module_utils.insights import (
     CRITICAL, ERROR, LEVELS, Insight, Settings, Snapshot, produce_all,
@@ -163,20 +163,29 @@ def cluster_status(snapshot: Snapshot, settings: Settings, previous: Optional[Di
     condition its lastTransitionTime while its status stays the same."""
     previous = previous or {}
     now = snapshot.now
-    insights = produce_all(snapshot, settings)
+    unread = snapshot.unread
+    insights = [i for i in produce_all(snapshot, settings) if i.namespace not in unread]
     scope = Scope(snapshot)
-    services = [service_status(svc.lifecycle, scope.phases_of(svc), insights, settings, now)
+    before = {(e.get("namespace"), e.get("name")): e for e in previous.get("services") or []}
+    services = [before[svc.key] if svc.namespace in unread and svc.key in before
+                else service_status(svc.lifecycle, scope.phases_of(svc), insights, settings, now)
                 for svc in scope.services]
     updating = [svc for svc in scope.services if svc.flow.get("state") == "Running"]
     return {
         "observedAt": format_time(now),
         "conditions": [_updating(updating, previous, now)],
         "services": services,
-        "insights": _insights(insights, previous),
+        "insights": _insights(insights, previous, unread),
     }
 
 
-def _insights(insights: List[Insight], previous: Mapping[str, Any]) -> List[Dict[str, Any]]:
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+def _insights(insights: List[Insight], previous: Mapping[str, Any], unread: Set[str]) -> List[Dict[str, Any]]:
+    """The insights, most severe and oldest first. Those of a namespace the
+    credentials could not read are carried over from `previous` unchanged:
+    whoever may read it keeps them current."""
     before = {i.get("uid"): parse_time(i.get("startedAt")) for i in previous.get("insights") or []}
     out = []
     for insight in insights:
@@ -185,6 +194,11 @@ def _insights(insights: List[Insight], previous: Mapping[str, Any]) -> List[Dict
         if earlier is not None and earlier < started:
             started = earlier
         out.append((-LEVELS.index(insight.level), started, insight.uid, insight.as_status(format_time(started))))
+    for entry in previous.get("insights") or []:
+        if (entry.get("scope") or {}).get("namespace") in unread:
+            level = (entry.get("impact") or {}).get("level")
+            rank = -LEVELS.index(level) if level in LEVELS else 0
+            out.append((rank, parse_time(entry.get("startedAt")) or _EPOCH, entry.get("uid") or "", entry))
     return [entry for *_key, entry in sorted(out, key=lambda t: t[:3])]
 
 

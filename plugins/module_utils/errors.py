@@ -45,8 +45,7 @@ def api_error(exc: Any, verb: str, what: str, namespace: Optional[str] = None) -
         group = f" (API group '{found.group('group')}')" if found.group("group") else ""
         return PhaseError(
             f"forbidden: the credentials in use may not {verb} {what}{where}. Grant the verb "
-            f"'{verb}' on '{what}'{group}; the ClusterRole lcm-openstack-phase of the "
-            "lcm.openstack.crds role has every rule the modules need")
+            f"'{verb}' on '{what}'{group}; {_role_for(what, namespace)}")
     if status == 403 and _status_message(exc) is None:
         # No Status from the apiserver (a proxy, or an empty body): say so, and what it may be.
         return PhaseError(f"could not {verb} {what}{where}: HTTP 403 forbidden, with no reason from the "
@@ -55,6 +54,15 @@ def api_error(exc: Any, verb: str, what: str, namespace: Optional[str] = None) -
         return PhaseError("unauthorized: the cluster refused the credentials; check kubeconfig, "
                           "api_key or the K8S_AUTH_* variables")
     return PhaseError(f"could not {verb} {what}{where}: HTTP {status}: {_message(exc)}")
+
+
+def _role_for(what: str, namespace: Optional[str]) -> str:
+    """Which of the crds role's ClusterRoles holds the rule (docs/rbac.md)."""
+    cluster_wide = not namespace and what.split("/")[0] in ("servicelifecycles", "phases")
+    if what.startswith("updatestatuses") or cluster_wide:
+        return ("the ClusterRole lcm-openstack-update-status of the lcm.openstack.crds role has it, "
+                "bound with a ClusterRoleBinding")
+    return "the ClusterRole lcm-openstack-phase of the lcm.openstack.crds role has every rule the modules need"
 
 
 def _message(exc: Any) -> str:

@@ -6,6 +6,9 @@ What is read: every ServiceLifecycle and Phase, and in each namespace that has
 a ServiceLifecycle its pods, Deployments, Jobs, Services, EndpointSlices and
 the metadata of Helm's release records (the Secrets labelled owner=helm; their
 data, which holds the release's values, is dropped as soon as it is read).
+A namespace whose objects the credentials may not list keeps the entries it
+had: a runner bound in its own namespaces only (docs/rbac.md) refreshes
+those, and leaves the others to whoever may read them.
 What is computed is in assessment.py and insights/; this file only talks to
 the apiserver. The status is written with server-side apply under the
 collection's field manager, and only when something but the time changed, so
@@ -19,7 +22,7 @@ from typing import Any, Dict, List, Optional
 
 from ansible_collections.lcm.openstack.plugins.module_utils.assessment import cluster_status
 from ansible_collections.lcm.openstack.plugins.module_utils.compat import DynamicApiError, NotFoundError, ResourceNotFoundError
-from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseError, api_error
+from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseError, api_error, is_authorization_denial
 from ansible_collections.lcm.openstack.plugins.module_utils.insights import Settings, Snapshot
 from ansible_collections.lcm.openstack.plugins.module_utils.model import (
     API_VERSION, FIELD_MANAGER, LIFECYCLE_KIND, PHASE_KIND,
@@ -40,6 +43,10 @@ NAMESPACED = (
     ("discovery.k8s.io/v1", "EndpointSlice", None),
     ("v1", "Secret", "owner=helm"),
 )
+
+
+class _Unreadable(Exception):
+    """The credentials may not list a namespace's objects."""
 
 
 class StatusKeeper:
@@ -66,10 +73,20 @@ class StatusKeeper:
     def snapshot(self, now: datetime) -> Snapshot:
         lifecycles = self._list(API_VERSION, LIFECYCLE_KIND)
         objects = lifecycles + self._list(API_VERSION, PHASE_KIND)
+        unread = set()
         for namespace in sorted({(s["metadata"].get("namespace") or "") for s in lifecycles}):
-            for api_version, kind, selector in NAMESPACED:
-                objects += self._list(api_version, kind, namespace, selector)
-        return Snapshot.from_objects(objects, now)
+            try:
+                found = [o for api_version, kind, selector in NAMESPACED
+                         for o in self._list(api_version, kind, namespace, selector)]
+            except _Unreadable:
+                # An account bound in its own namespaces (docs/rbac.md) keeps
+                # their entries; another namespace's stay as last written.
+                unread.add(namespace)
+                continue
+            objects += found
+        snapshot = Snapshot.from_objects(objects, now)
+        snapshot.unread = unread
+        return snapshot
 
     def _list(self, api_version: str, kind: str, namespace: Optional[str] = None,
               selector: Optional[str] = None) -> List[Dict[str, Any]]:
@@ -77,6 +94,8 @@ class StatusKeeper:
         try:
             items = res.get(namespace=namespace, label_selector=selector).to_dict().get("items") or []
         except DynamicApiError as exc:
+            if namespace and is_authorization_denial(exc):
+                raise _Unreadable(namespace) from exc
             raise api_error(exc, "list", res.name, namespace) from exc
         for item in items:  # list items carry no kind
             item.setdefault("apiVersion", api_version)

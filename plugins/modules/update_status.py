@@ -20,9 +20,11 @@ description:
     C(startedAt) while it stays active and goes when it is no longer produced.
   - Returns the status and RV(report), a text report in the manner of
     C(oc adm upgrade status).
-  - Needs the CRDs that the C(lcm.openstack.crds) role installs. The singleton is
-    cluster-scoped, so the ClusterRole C(lcm-openstack-phase) needs a
-    ClusterRoleBinding for it.
+  - Needs the CRDs that the C(lcm.openstack.crds) role installs, and the ClusterRole
+    C(lcm-openstack-update-status) it installs, bound with a ClusterRoleBinding. The
+    objects of each namespace with a service are read with the rights the
+    credentials have there; a namespace they may not read keeps the entries it had
+    (docs/rbac.md).
   - The estimate and the assessment rules are in C(docs/update-status.md).
 options:
   details:

@@ -243,3 +243,23 @@ def test_this_flow_own_phases_are_not_its_history_even_without_a_start_time() ->
              "startedAt": "2026-11-22T05:00:00Z", "completedAt": "2026-11-22T05:01:40Z"}]}}
     flow_steps = steps(lifecycle, [])
     assert estimates(lifecycle, flow_steps, Settings()) == pytest.approx([12.0, 720.0])  # not median(10, 100)
+
+
+def test_a_namespace_the_credentials_may_not_read_keeps_what_it_had() -> None:
+    """A runner bound in its own namespace refreshes the status: the entries
+    and insights of namespaces it may not read stay as last written, and the
+    computed ones of those namespaces (from no pods or Jobs) are not used."""
+    snap = snapshot("upgrade_failed")
+    written = cluster_status(snap, Settings())
+    assert written["insights"] and {i["scope"]["namespace"] for i in written["insights"]} == {"openstack"}
+    blind = copy.deepcopy(snap)
+    blind.now += timedelta(minutes=3)
+    blind.pods, blind.jobs, blind.deployments, blind.releases = [], [], [], []
+    blind.unread = {"openstack"}
+    status = cluster_status(blind, Settings(), previous=written)
+    assert status["services"] == written["services"]
+    assert status["insights"] == written["insights"]
+    # Read again, the namespace's entries are computed from what it holds.
+    seen = copy.deepcopy(blind)
+    seen.unread = set()
+    assert cluster_status(seen, Settings(), previous=written)["insights"] != written["insights"]

@@ -46,6 +46,19 @@ def test_forbidden_names_the_refused_verb_resource_and_group(make: Any) -> None:
     assert "apply" not in msg and "objects" not in msg
 
 
+def test_forbidden_on_the_update_status_names_its_cluster_role() -> None:
+    message = ('updatestatuses.lifecycle.openstack.org "cluster" is forbidden: User "system:serviceaccount:'
+               'openstack:lcm-runner" cannot patch resource "updatestatuses/status" in API group '
+               '"lifecycle.openstack.org" at the cluster scope')
+    msg = str(api_error(_api_exc(403, _status(message, 403, "Forbidden")), "patch", "updatestatuses/status"))
+    assert "Grant the verb 'patch' on 'updatestatuses/status'" in msg
+    assert "lcm-openstack-update-status" in msg and "ClusterRoleBinding" in msg
+    listing = ('servicelifecycles.lifecycle.openstack.org is forbidden: User "bob" cannot list resource '
+               '"servicelifecycles" in API group "lifecycle.openstack.org" at the cluster scope')
+    assert "lcm-openstack-update-status" in str(api_error(_api_exc(403, _status(listing, 403, "Forbidden")),
+                                                          "list", "servicelifecycles"))
+
+
 def test_forbidden_in_the_core_group_names_no_group() -> None:
     msg = str(api_error(_api_exc(403, _status(SECRETS_FORBIDDEN, 403, "Forbidden")), "apply", "objects"))
     assert "may not patch secrets." in msg

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from typing import Any, Dict, Iterable, List, Mapping, Optional
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Set
 
 INFO, WARNING, ERROR, CRITICAL = "Info", "Warning", "Error", "Critical"
 LEVELS = (INFO, WARNING, ERROR, CRITICAL)  # least severe first
@@ -58,6 +58,9 @@ class Snapshot:
     endpoint_slices: List[dict] = field(default_factory=list)
     releases: List[dict] = field(default_factory=list)  # Helm storage Secrets, metadata only
     now: datetime = field(default_factory=utcnow)
+    # Namespaces with a service whose objects the credentials may not list:
+    # what is known of them is what the status said before (assessment.py).
+    unread: Set[str] = field(default_factory=set)
 
     @classmethod
     def from_objects(cls, objects: Iterable[Mapping[str, Any]], now: datetime) -> "Snapshot":
