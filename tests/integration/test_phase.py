@@ -7,7 +7,7 @@ from typing import Any, Dict, List, Optional
 import pytest
 from kubernetes import dynamic
 
-from support import kube
+from support import kube, runner_account
 from support.ansible import run_module
 
 CHART = str(kube.ROOT / "tests" / "integration" / "charts" / "svc")
@@ -220,10 +220,7 @@ def test_phase_info_filters_phases_and_lifecycles(kubeconfig, ns) -> None:
 
 
 def _service_account_env(dyn, kubeconfig: str, namespace: str, role_kind: str, role: str) -> Dict[str, str]:
-    """AWX's Kubernetes bearer-token credential: K8S_AUTH_HOST/API_KEY/SSL_CA_CERT."""
-    import yaml
-    from kubernetes import client as kclient
-
+    """A ServiceAccount bound to one role in `namespace`, as AWX's credential presents it."""
     get_res = dyn.resources.get
     get_res(api_version="v1", kind="ServiceAccount").create(namespace=namespace, body={
         "apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "lcm-runner"}})
@@ -232,13 +229,7 @@ def _service_account_env(dyn, kubeconfig: str, namespace: str, role_kind: str, r
         "metadata": {"name": "lcm-runner"},
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": role_kind, "name": role},
         "subjects": [{"kind": "ServiceAccount", "name": "lcm-runner", "namespace": namespace}]})
-    token = kclient.CoreV1Api(dyn.client).create_namespaced_service_account_token(
-        "lcm-runner", namespace, {"spec": {"expirationSeconds": 3600}}).status.token
-    cfg = yaml.safe_load(open(kubeconfig, encoding="utf-8"))
-    cluster = cfg["clusters"][0]["cluster"]
-    return {"KUBECONFIG": "", "K8S_AUTH_KUBECONFIG": "", "K8S_AUTH_HOST": cluster["server"],
-            "K8S_AUTH_API_KEY": token, "K8S_AUTH_VERIFY_SSL": "true",
-            "K8S_AUTH_SSL_CA_CERT": cluster["certificate-authority"]}
+    return runner_account.credential_env(dyn, kubeconfig, namespace, "lcm-runner")
 
 
 def test_the_shipped_cluster_role_is_enough(dyn, kubeconfig, ns) -> None:
