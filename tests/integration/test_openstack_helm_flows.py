@@ -2,7 +2,8 @@
 them: mariadb (with its backup CronJob), memcached and rabbitmq installed;
 keystone through greenfield, update (a new image tag and a changed value),
 an update whose db-sync breaks, rollback with the database restored, remove
-with a purge, and greenfield again; placement deployed next to it.
+with a purge, and greenfield again; placement next to it through the same
+flows.
 
 Each flow is one `ansible-playbook` run of the shipped playbooks, as the
 account docs/rbac.md sets up for one namespace: a ServiceAccount's token in
@@ -242,8 +243,23 @@ def test_remove_with_purge_then_greenfield_again(site: Site) -> None:
     assert site.ready_endpoints("keystone-api") >= 1
 
 
-def test_placement_deploys_beside_keystone(site: Site) -> None:
-    ok(site.flow("greenfield.yml", "placement", version="2026.1"))
+def placement_values(version: str, **extra: Any) -> Dict[str, Any]:
+    tag = f"quay.io/airshipit/placement:{version}-ubuntu_noble"
+    values: Dict[str, Any] = {"images": {"tags": {"placement": tag, "placement_db_sync": tag}}}
+    values.update(extra)
+    return values
+
+
+def placement_image(site: Site) -> str:
+    deployment = site.get("apps/v1", "Deployment", "placement-api") or {}
+    return deployment["spec"]["template"]["spec"]["containers"][0]["image"]
+
+
+def test_placement_beside_keystone_through_every_flow(site: Site) -> None:
+    """placement, next to the keystone it registers with: greenfield, update
+    (an image tag and a value), rollback with its database restored, remove
+    with a purge, and greenfield again, as the same runner."""
+    ok(site.flow("greenfield.yml", "placement", version="2026.1", values=placement_values("2026.1")))
     record = site.lifecycle("placement")
     assert (record["state"], record["currentVersion"]) == ("Operational", "2026.1")
     (install,) = site.phases("placement", "install")
@@ -251,3 +267,28 @@ def test_placement_deploys_beside_keystone(site: Site) -> None:
     assert {"placement-db-init", "placement-db-sync", "placement-ks-service", "placement-ks-user",
             "placement-ks-endpoints"} <= jobs
     assert site.ready_endpoints("placement-api") >= 1
+
+    values = placement_values("2026.2", conf={"placement": {"DEFAULT": {"debug": True}}})
+    ok(site.flow("update.yml", "placement", version="2026.2", values=values))
+    assert placement_image(site).endswith(":2026.2-ubuntu_noble")
+    (upgrade,) = site.phases("placement", "upgrade")
+    assert upgrade["status"].get("backupRef")
+    assert site.lifecycle("placement")["currentVersion"] == "2026.2"
+
+    ok(site.flow("rollback.yml", "placement", version="2026.1", values=placement_values("2026.1")))
+    assert placement_image(site).endswith(":2026.1-ubuntu_noble")
+    (rollback,) = site.phases("placement", "rollback")
+    assert any(o["name"].endswith("-db-restore") for o in rollback["status"]["objects"] if o["kind"] == "Job")
+    assert site.lifecycle("placement")["currentVersion"] == "2026.1"
+
+    ok(site.flow("remove.yml", "placement", purge_database=True))
+    assert site.release("placement") == {}
+    (uninstall,) = site.phases("placement", "uninstall")
+    assert "placement-db-drop" in {o["name"] for o in uninstall["status"]["objects"] if o["kind"] == "Job"}
+
+    ok(site.flow("greenfield.yml", "placement", version="2026.1", values=placement_values("2026.1")))
+    assert site.lifecycle("placement")["state"] == "Operational"
+    assert site.ready_endpoints("placement-api") >= 1
+    # keystone, beside it all along, is untouched.
+    assert site.lifecycle("keystone")["state"] == "Operational"
+    assert site.ready_endpoints("keystone-api") >= 1
