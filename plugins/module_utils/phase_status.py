@@ -201,7 +201,7 @@ def summary(phase: Dict[str, Any]) -> Dict[str, Any]:
     out = {
         "name": meta["name"], "namespace": meta.get("namespace"),
         "type": spec.get("type"), "service": spec.get("service"), "release": spec.get("release"),
-        "target_version": spec.get("targetVersion"),
+        "target_version": spec.get("targetVersion"), "release_revision": spec.get("releaseRevision"),
         "state": status.get("state", "Pending"), "message": status.get("message", ""),
         "started_at": status.get("startedAt"), "completed_at": status.get("completedAt"),
         "duration_seconds": int((completed - started).total_seconds()) if started and completed else None,

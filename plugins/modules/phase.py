@@ -414,6 +414,13 @@ phase:
       description: Seconds from start to end.
       type: int
       sample: 6
+    release_revision:
+      description:
+        - The Helm release's revision when the phase was asked for (C(spec.releaseRevision)); for an
+          upgrade, the revision it upgrades from, whose database its backup holds. V(null) when no
+          release existed.
+      type: int
+      sample: 1
     spec_hash:
       description: Hash of what the phase is and of the objects it renders; the same hash finds the same Phase.
       type: str

@@ -225,6 +225,12 @@ def test_rollback_returns_to_the_first_version_and_restores_its_database(site: S
     assert rollback["status"]["state"] == "Succeeded"
     jobs = {o["name"] for o in rollback["status"]["objects"] if o["kind"] == "Job"}
     assert any(j.endswith("-db-restore") for j in jobs), jobs
+    # The database goes back to what it was at revision 1: the backup of the
+    # upgrade that left it, not the newer one the broken update took at 2026.2.
+    backups = {p["spec"].get("releaseRevision"): p["status"]["backupRef"]
+               for p in site.phases("keystone", "upgrade") if p["status"].get("backupRef")}
+    assert set(backups) == {1, 2}
+    assert rollback["spec"]["rollback"]["backupRef"] == backups[1]
     record = site.lifecycle("keystone")
     assert (record["state"], record["currentVersion"]) == ("Operational", "2026.1")
 
