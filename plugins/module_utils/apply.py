@@ -25,6 +25,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Mapping, Optional, Set
 
+from ansible_collections.lcm.openstack.plugins.module_utils import transient
 from ansible_collections.lcm.openstack.plugins.module_utils.compat import (
     ApiException, DynamicApiError, NotFoundError, ResourceNotFoundError,
 )
@@ -107,7 +108,7 @@ class Applier:
     def get(self, api_version: str, kind: str, name: str) -> Optional[Dict[str, Any]]:
         res = self.resource(api_version, kind)
         try:
-            return res.get(name=name, namespace=self.namespace).to_dict()
+            return transient.retry(lambda: res.get(name=name, namespace=self.namespace).to_dict())
         except NotFoundError:
             return None
         except DynamicApiError as exc:
@@ -186,9 +187,10 @@ class Applier:
         kwargs = {"dry_run": "All"} if self.dry_run else {}
 
         def call(body: Dict[str, Any]) -> Dict[str, Any]:
-            return res.server_side_apply(body=body, name=name, namespace=self.namespace,
-                                         field_manager=FIELD_MANAGER, force_conflicts=True,
-                                         **kwargs).to_dict()
+            # A server-side apply may be sent again: the same intent, the same result.
+            return transient.retry(lambda: res.server_side_apply(
+                body=body, name=name, namespace=self.namespace, field_manager=FIELD_MANAGER,
+                force_conflicts=True, **kwargs).to_dict())
         return self._validated(call, res, obj, "patch")
 
     def _validate_as_new(self, res: Any, obj: Dict[str, Any]) -> None:

@@ -19,7 +19,7 @@ from typing import Any, Dict, List, Mapping, Optional
 
 from ansible_collections.lcm.openstack.plugins.module_utils.compat import DynamicApiError, NotFoundError, ResourceNotFoundError
 from ansible_collections.lcm.openstack.plugins.module_utils import (
-    backup_step, dependencies, ownership, release_storage, render, selection, steps,
+    backup_step, dependencies, ownership, release_storage, render, selection, steps, transient,
 )
 from ansible_collections.lcm.openstack.plugins.module_utils.apply import (
     Applied, Applier, delete_and_wait, owner_reference,
@@ -240,8 +240,15 @@ class PhaseRunner:
                               objects_applied=_actions(applied)) from exc
         except Exception as exc:  # an API call or a bug: never leave the Phase Running behind
             message = f"the phase stopped on an unexpected error: {type(exc).__name__}: {exc}"
-            writer.fail_with(PhaseError(message), stop_jobs(self.dyn, writer.phase))
-            raise PhaseFailed(message, changed=True, phase=summary(writer.phase),
+            if transient.is_transient(exc):
+                message = (f"the apiserver could not be reached for {int(transient.RETRY_SECONDS)}s "
+                           f"({transient.describe(exc)})")
+            try:
+                writer.fail_with(PhaseError(message), stop_jobs(self.dyn, writer.phase))
+            except Exception as again:  # noqa: BLE001 - the record cannot be written either
+                message += (f"; the Phase {name} could not be marked Failed ({transient.describe(again)}) "
+                            "and stays Running: a re-run with the same inputs attaches to it")
+            raise PhaseFailed(self.redactor.redact(message), changed=True, phase=summary(writer.phase),
                               objects_applied=_actions(applied)) from exc
         finally:
             if (writer.phase.get("status") or {}).get("state") in (SUCCEEDED, FAILED):

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
+from ansible_collections.lcm.openstack.plugins.module_utils import diagnose, transient
 from ansible_collections.lcm.openstack.plugins.module_utils.compat import DynamicApiError
-from ansible_collections.lcm.openstack.plugins.module_utils import diagnose
 from ansible_collections.lcm.openstack.plugins.module_utils.errors import api_error
 from ansible_collections.lcm.openstack.plugins.module_utils.model import FAILED, RUNNING, SUCCEEDED
 from ansible_collections.lcm.openstack.plugins.module_utils.readiness import NOT_FOUND, Readiness
@@ -177,9 +177,10 @@ class StatusWriter:
     def _patch(self, status: Dict[str, Any]) -> Dict[str, Any]:
         meta = self.phase["metadata"]
         try:
-            self.phase = self.phases.status.patch(
+            # A merge patch may be sent again: a blip must not lose the outcome.
+            self.phase = transient.retry(lambda: self.phases.status.patch(
                 body={"status": status}, name=meta["name"], namespace=meta["namespace"],
-                content_type="application/merge-patch+json").to_dict()
+                content_type="application/merge-patch+json").to_dict())
         except DynamicApiError as exc:
             raise api_error(exc, "patch", "phases/status", meta["namespace"]) from exc
         return self.phase

@@ -9,7 +9,10 @@ scheduled fails without waiting for the Job's own verdict (failures.py).
 Each watch lists once, then watches from that
 list's resourceVersion; when a watch ends it resumes from the last
 resourceVersion it saw (bookmarks keep it fresh), and when the apiserver
-answers 410 Gone it lists again. No sleeping, no polling: the wait returns as
+answers 410 Gone it lists again. A break that is not an answer about the
+objects (a dropped connection, a response cut short, an apiserver restarting,
+5xx or 429; transient.py) lists again after a bounded backoff, until the
+wait's deadline: a network blip never fails a phase. No polling: the wait returns as
 soon as the event that decides it arrives, or when the grace of an
 unschedulable pod ends (the next wake-up of the event queue).
 
@@ -25,6 +28,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
+from ansible_collections.lcm.openstack.plugins.module_utils import transient
 from ansible_collections.lcm.openstack.plugins.module_utils.compat import ApiException
 from ansible_collections.lcm.openstack.plugins.module_utils.compat import watch as k8s_watch
 from ansible_collections.lcm.openstack.plugins.module_utils.errors import api_error
@@ -59,6 +63,8 @@ class WaitResult:
     failed: List[Key] = field(default_factory=list)
     # The pods behind each Job, as last seen: what a failure message quotes.
     pods: Dict[Key, List[Dict[str, Any]]] = field(default_factory=dict)
+    # Transient breaks of the watches, each followed by a new list: "Job: <why>".
+    breaks: List[str] = field(default_factory=list)
 
     @property
     def pending(self) -> List[Key]:
@@ -78,19 +84,32 @@ class _KindWatch(threading.Thread):
         self.selectors = {"label_selector": label_selector, "field_selector": field_selector}
         self.stopped = threading.Event()
         self.watcher = k8s_watch.Watch()
-        self.lists = 0  # how many times it listed: 1, unless a watch expired (410)
+        self.lists = 0  # how many times it listed: 1, unless a watch expired (410) or broke
+        self.breaks = 0  # how many times the connection broke or the server answered 5xx/429
 
     def stop(self) -> None:
         self.stopped.set()
         self.watcher.stop()
 
     def run(self) -> None:
-        try:
-            rv = self._list()
-            while not self.stopped.is_set():
-                rv = self._watch_from(rv) or self._list()
-        except Exception as exc:  # noqa: BLE001 - any failure goes to the waiting thread
-            self.events.put(("ERROR", self, exc))
+        rv: Optional[str] = None
+        breaks = 0  # transient failures in a row
+        while not self.stopped.is_set():
+            try:
+                rv = (self._watch_from(rv) if rv else None) or self._list()
+                breaks = 0
+            except Exception as exc:  # noqa: BLE001 - any failure goes to the waiting thread
+                if not transient.is_transient(exc):
+                    self.events.put(("ERROR", self, exc))
+                    return
+                # A break of the connection or a momentary server answer:
+                # list again (events may have been missed) after a bounded
+                # backoff. The wait's own deadline ends the retries.
+                breaks += 1
+                self.breaks += 1
+                self.events.put(("BREAK", self, exc))
+                rv = None
+                self.stopped.wait(transient.backoff(breaks))
 
     def _list(self) -> str:
         listed = self.res.get(namespace=self.namespace, **self.selectors).to_dict()
@@ -133,6 +152,7 @@ class _Tracker:
         self.pods: Dict[str, Dict[str, Dict[str, Any]]] = {}  # job name -> pod name -> pod
         # target -> pod name -> when this wait first saw the pod unschedulable
         self.unscheduled: Dict[Key, Dict[str, float]] = {}
+        self.breaks: List[str] = []  # the watches' transient breaks, each resumed
 
     def seen(self, w: _KindWatch, items: List[Dict[str, Any]], gone: bool = False,
              full_list: bool = False) -> bool:
@@ -220,7 +240,7 @@ class _Tracker:
     def result(self, timed_out: bool = False) -> WaitResult:
         failed = [k for k, r in self.states.items() if r.state == FAILED]
         pods = {k: self.pods_of(k) for k in self.wanted if k[0] == "Job"}
-        return WaitResult(dict(self.states), dict(self.objects), timed_out, failed, pods)
+        return WaitResult(dict(self.states), dict(self.objects), timed_out, failed, pods, list(self.breaks))
 
 
 def wait_for(
@@ -259,6 +279,9 @@ def wait_for(
                 continue
             if kind == "ERROR":
                 raise api_error(payload, "watch", w.res.name, namespace)
+            if kind == "BREAK":
+                tracker.breaks.append(f"{w.res.kind}: {transient.describe(payload)}")
+                continue
             if kind == "LIST":
                 listed.add(id(w))
             changed = tracker.seen(w, payload, gone=kind == "DELETED", full_list=kind == "LIST")

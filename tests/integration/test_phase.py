@@ -9,24 +9,8 @@ from kubernetes import dynamic
 
 from support import kube, runner_account
 from support.ansible import run_module
-
-CHART = str(kube.ROOT / "tests" / "integration" / "charts" / "svc")
-GROUP = "lifecycle.openstack.org/v1alpha1"
+from support.phase_args import GROUP, phase_args
 PASSWORD = "not-a-real-admin-password"  # the chart's default DB password
-
-
-def phase_args(namespace: str, ptype: str = "install", values: Optional[Dict[str, Any]] = None,
-               **extra: Any) -> Dict[str, Any]:
-    args: Dict[str, Any] = {"type": ptype, "service": "svc", "release": "ks", "namespace": namespace,
-                            "target_version": "2025.1", "source": {"chart": CHART}}
-    if values is not None:
-        args["source"]["values"] = values
-    for key, value in extra.items():
-        if key == "source":
-            args["source"].update(value)
-        else:
-            args[key] = value
-    return args
 
 
 def get(dyn: dynamic.DynamicClient, api_version: str, kind: str, namespace: str,

@@ -1,0 +1,94 @@
+# Copyright: lcm.openstack contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Which failures of a call to the apiserver are worth trying again.
+
+A dropped TCP connection, a watch response that ends early, an apiserver that
+restarts (connection refused or reset while it comes back, 5xx while its
+storage reconnects), 429 from priority and fairness: none of them says
+anything about the objects a phase waits for, so a wait or a status write
+tries again, with bounded backoff, until its own deadline. A terminal answer
+(403, 404, 409, 422, a certificate that does not verify) is not retried.
+
+The python client does not retry these itself: urllib3 retries connection
+set-up, not a response cut off in the middle, and nothing retries a watch.
+"""
+
+from __future__ import annotations
+
+import http.client
+import socket
+import ssl
+import time
+from typing import Any, Callable, TypeVar
+
+T = TypeVar("T")
+
+try:
+    from urllib3 import exceptions as _u3
+    _URLLIB3 = (_u3.ProtocolError, _u3.NewConnectionError, _u3.ConnectTimeoutError, _u3.ReadTimeoutError,
+                _u3.MaxRetryError, _u3.IncompleteRead)
+    _URLLIB3_SSL = _u3.SSLError
+except ImportError:  # pragma: no cover - urllib3 comes with the kubernetes client
+    _URLLIB3, _URLLIB3_SSL = (), ()
+
+TRANSIENT_STATUS = frozenset({429, 500, 502, 503, 504})
+BACKOFF_FIRST, BACKOFF_MAX = 0.5, 8.0
+# How long one idempotent call (a read, a server-side apply, a status merge
+# patch) keeps trying through transient failures: an apiserver restart
+# takes seconds, an etcd leader election about as long.
+RETRY_SECONDS = 60.0
+
+
+def is_transient(exc: BaseException) -> bool:
+    """True for a failure of the connection or a momentary server answer."""
+    status = getattr(exc, "status", None)
+    if isinstance(status, int) and status:
+        return status in TRANSIENT_STATUS
+    if _certificate_problem(exc):
+        return False
+    if isinstance(exc, (ConnectionError, socket.timeout, http.client.HTTPException, ssl.SSLEOFError)):
+        return True
+    if _URLLIB3 and isinstance(exc, _URLLIB3):
+        reason = getattr(exc, "reason", None)
+        return reason is None or reason is exc or not _certificate_problem(reason)
+    if _URLLIB3_SSL and isinstance(exc, _URLLIB3_SSL):
+        return not _certificate_problem(exc)
+    cause = exc.__cause__ or exc.__context__
+    return cause is not None and cause is not exc and is_transient(cause)
+
+
+def retry(call: Callable[[], T], budget: float = RETRY_SECONDS,
+          sleep: Callable[[float], Any] = time.sleep, clock: Callable[[], float] = time.monotonic) -> T:
+    """Call `call` until it returns, a failure is not transient, or `budget`
+    seconds have passed (then the last failure is raised). Only for calls
+    that may be repeated: reads, server-side applies, merge patches."""
+    end = clock() + budget
+    attempt = 0
+    while True:
+        try:
+            return call()
+        except Exception as exc:  # noqa: BLE001 - sorted by is_transient, re-raised otherwise
+            attempt += 1
+            pause = backoff(attempt)
+            if not is_transient(exc) or clock() + pause > end:
+                raise
+            sleep(pause)
+
+
+def backoff(attempt: int) -> float:
+    """Seconds before attempt `attempt` (1, 2, ...): 0.5, 1, 2, 4, 8, 8, ..."""
+    return min(BACKOFF_MAX, BACKOFF_FIRST * (2 ** max(0, attempt - 1)))
+
+
+def describe(exc: BaseException) -> str:
+    """One line for a progress message: the exception's own words, shortened."""
+    text = str(getattr(exc, "reason", None) or exc) or type(exc).__name__
+    text = " ".join(text.split())
+    return text if len(text) <= 160 else text[:157] + "..."
+
+
+def _certificate_problem(exc: Any) -> bool:
+    if isinstance(exc, ssl.SSLCertVerificationError):
+        return True
+    text = str(exc)
+    return "CERTIFICATE_VERIFY_FAILED" in text or "certificate verify failed" in text
