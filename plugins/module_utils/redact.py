@@ -2,9 +2,11 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Keep credentials out of everything the modules return or print.
 
-Credentials come from three places: values whose key names a credential
+Credentials come from four places: values whose key names a credential
 (`password`, `db_password`, `api_key`, ...), the data of rendered Secret
-objects, and the password in a URL's userinfo. They are masked in two ways:
+objects, and, in any string under any key, the password in a URL's userinfo
+and a `password=...` (or `token: ...`, ...) inside the text. They are masked
+in three ways:
 
 - as whole field values, where a value is shown under its key (`mask_values`;
   a Secret's data with `mask_secret`): every credential, however short;
@@ -13,7 +15,10 @@ objects, and the password in a URL's userinfo. They are masked in two ways:
   so: at least MIN_FREE_TEXT_LEN characters, and not a word (letters only,
   up to MAX_WORD_LEN of them). openstack-helm's default password is
   literally `password`; masking it as free text would blank that word, and
-  every other common word a chart uses as a default, in every message.
+  every other common word a chart uses as a default, in every message;
+- by shape, wherever text is redacted: a URL's password and the value of a
+  credential-named `key=value` are masked in place, however short, since the
+  shape says they are credentials (`mysql+pymysql://keystone:password@db`).
 
 A key names a credential by its last word (`keystone_db_password`, not
 `credential_setup`, a job's section), and only the values right under it are
@@ -31,6 +36,14 @@ from typing import Any, Dict, Iterable, List, Mapping
 MASK = "********"
 # The password of a connection string: scheme://user:password@host
 _URL_PASSWORD = re.compile(r"://[^:/@\s]+:([^@\s]+)@")
+# The same, for masking in place: what stays around the password.
+_URL_USERINFO = re.compile(r"(://[^:/@\s]+:)([^@\s]+)(@)")
+# A credential given as key=value or key: value inside a string: an oslo.config
+# line (`password = s3cret`), a DSN (`host=db password=s3cret`), a query
+# string (`?password=s3cret&x=1`), a command line (`--password=s3cret`).
+_KEY_VALUE = re.compile(
+    r"(?i)(\b(?:[a-z0-9]+[_-])*(?:pass(?:word|wd|phrase)?|pw|secret(?:[_-]key)?|token|(?:api|access|private)[_-]?key|credentials?)"
+    r"[ \t]*[=:][ \t]*)(\"[^\"]*\"|'[^']*'|[^\s&;,'\"]+)")
 # Matched against the last word of a key (keystone_db_password -> password;
 # apiKey -> key), so that neither `keystone` nor `credential_setup` is one.
 DEFAULT_SECRET_KEYS = r"(?i)^(pass(word|wd|phrase)?|pw|tokens?|secrets?|keys?|apikey|credentials?|private)$"
@@ -78,7 +91,15 @@ class Redactor:
         """Remember a credential for free text, and the password of any
         connection string in it; values that are not distinctive are not."""
         if isinstance(value, str):
-            for candidate in [value, *_URL_PASSWORD.findall(value)]:
+            for candidate in [value, *embedded_credentials(value)]:
+                if free_text_safe(candidate):
+                    self._secrets.add(candidate)
+
+    def add_embedded(self, value: Any) -> None:
+        """Remember only the credentials a value carries by its shape (a URL's
+        password, `password=...`), not the value itself."""
+        if isinstance(value, str):
+            for candidate in embedded_credentials(value):
                 if free_text_safe(candidate):
                     self._secrets.add(candidate)
 
@@ -96,6 +117,8 @@ class Redactor:
                 self._walk(val, everything, here)
         elif (everything or here) and not isinstance(values, bool) and values is not None:
             self.add(str(values))
+        else:  # a connection URL or a key=value line under any key
+            self.add_embedded(values)
 
     def mask_values(self, values: Any, under_secret_key: bool = False) -> Any:
         """A copy of values with every credential masked as a whole field
@@ -139,11 +162,13 @@ class Redactor:
         return True
 
     def redact(self, text: Any) -> Any:
+        """Text with every remembered credential masked, and every credential
+        it carries by its shape, however short (a URL's password, `password=`)."""
         if not isinstance(text, str):
             return text
         for secret in self.secrets:
             text = text.replace(secret, MASK)
-        return text
+        return mask_embedded(text)
 
     def redact_deep(self, data: Any) -> Any:
         if isinstance(data, str):
@@ -153,6 +178,19 @@ class Redactor:
         if isinstance(data, list):
             return [self.redact_deep(v) for v in data]
         return data
+
+
+def embedded_credentials(text: str) -> List[str]:
+    """The credentials a string carries by its shape, quotes stripped."""
+    found = _URL_PASSWORD.findall(text)
+    found += [v.strip("\"'") for _k, v in _KEY_VALUE.findall(text)]
+    return [f for f in found if f and f != MASK]
+
+
+def mask_embedded(text: str) -> str:
+    """`text` with the credentials it carries by its shape masked in place."""
+    text = _URL_USERINFO.sub(lambda m: m.group(1) + MASK + m.group(3), text)
+    return _KEY_VALUE.sub(lambda m: m.group(1) + MASK, text)
 
 
 def mask_secret(obj: Mapping[str, Any]) -> Dict[str, Any]:

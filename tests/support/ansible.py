@@ -42,8 +42,11 @@ def run_module(module: str, args: Mapping[str, Any], kubeconfig: Optional[str] =
         full_env["K8S_AUTH_KUBECONFIG"] = kubeconfig
     full_env.update(env or {})
     proc = subprocess.run(cmd, capture_output=True, text=True, env=full_env, check=False)
+    # With -v and more, Ansible prints its configuration before the JSON callback's document.
+    document = proc.stdout[proc.stdout.find("\n{") + 1:] if verbosity and not proc.stdout.startswith("{") \
+        else proc.stdout
     try:
-        out = json.loads(proc.stdout)
+        out = json.loads(document)
     except ValueError as exc:
         raise AssertionError(f"no JSON from {' '.join(cmd[:4])}: rc={proc.returncode}\n"
                              f"stdout: {proc.stdout[-3000:]}\nstderr: {proc.stderr[-3000:]}") from exc

@@ -291,3 +291,56 @@ def test_a_real_password_in_the_keystone_values_is_masked_everywhere() -> None:
     log = "Access denied: mysql+pymysql://keystone:Ks-Db-9f2e-Passw0rd@mariadb.openstack.svc/keystone"
     assert r.redact(log) == f"Access denied: {MASK}"
     assert r.redact("retrying with Ks-Db-9f2e-Passw0rd") == f"retrying with {MASK}"
+
+
+# -- credentials by the shape of a value, under any key ------------------------------
+
+CONNECTION = "mysql+pymysql://keystone:Zq7-conn-Pw@mariadb.openstack.svc:3306/keystone"
+
+
+def test_a_password_in_a_connection_url_under_any_key_is_remembered_and_masked() -> None:
+    values = {"conf": {"keystone": {"database": {"connection": CONNECTION}}}}
+    r = Redactor()
+    r.add_values(values)
+    assert r.secrets == ["Zq7-conn-Pw"]  # the password, not the whole URL
+    masked = r.mask_values(values)["conf"]["keystone"]["database"]["connection"]
+    assert masked == f"mysql+pymysql://keystone:{MASK}@mariadb.openstack.svc:3306/keystone"
+    assert r.redact(f"helm upgrade failed: dial {CONNECTION}: refused") == (
+        f"helm upgrade failed: dial mysql+pymysql://keystone:{MASK}@mariadb.openstack.svc:3306/keystone: refused")
+
+
+def test_a_short_or_common_password_in_a_url_is_masked_by_its_shape() -> None:
+    """The chart's default is literally `password`: too common to mask as free
+    text, but in a URL's userinfo its shape says what it is."""
+    r = Redactor()
+    url = "mysql+pymysql://keystone:password@mariadb/keystone"
+    r.add_values({"conf": {"database": {"connection": url}}})
+    assert r.secrets == []
+    assert r.redact(url) == f"mysql+pymysql://keystone:{MASK}@mariadb/keystone"
+    assert r.redact("the password field is required") == "the password field is required"
+
+
+@pytest.mark.parametrize("text, masked", [
+    ("host=db user=nova password=s3cr3t-Pw dbname=nova", f"host=db user=nova password={MASK} dbname=nova"),
+    ("admin_password = Sup3r-Secret-1", f"admin_password = {MASK}"),
+    ("https://api/?token=abc123def456&x=1", f"https://api/?token={MASK}&x=1"),
+    ("--os-password='quoted secret'", f"--os-password={MASK}"),
+    ("memcache_secret_key: 0123456789abcdef", f"memcache_secret_key: {MASK}"),
+])
+def test_a_credential_named_key_value_inside_text_is_masked(text: str, masked: str) -> None:
+    r = Redactor()
+    r.add_values({"conf": {"line": text}})
+    assert r.redact(text) == masked
+    assert r.mask_values({"conf": {"line": text}}) == {"conf": {"line": masked}}
+
+
+@pytest.mark.parametrize("text", [
+    "kind: Secret",
+    "secretName: keystone-db-user",
+    "[token]\nprovider = fernet",
+    "Secret/keystone-fernet-keys kept for the next install",
+    "the password is checked by keystone",
+    "https://keystone-api.openstack.svc:5000/v3",
+])
+def test_text_without_a_credential_shape_is_left_alone(text: str) -> None:
+    assert Redactor().redact(text) == text
