@@ -299,10 +299,19 @@ class PhaseRunner:
             raise api_error(exc, "get", "phases", self.req.namespace) from exc
 
     def _create(self, body: Dict[str, Any]) -> Dict[str, Any]:
+        """Create, and on 409 say who won: the create is the only check that
+        cannot race (a read before it could be outdated by the time it lands)."""
         try:
             return self.phases.create(body=body, namespace=self.req.namespace).to_dict()
         except DynamicApiError as exc:
-            raise api_error(exc, "create", "phases", self.req.namespace) from exc
+            if exc.status != 409:
+                raise api_error(exc, "create", "phases", self.req.namespace) from exc
+        name = body["metadata"]["name"]
+        other = self._get(name) or {}
+        state = (other.get("status") or {}).get("state", PENDING)
+        raise PhaseError(
+            f"another run created Phase {name} for {self.req.service} at the same moment ({state}); "
+            "it runs the phase now. Wait for that run to end; a re-run then finds its outcome")
 
     def _names_of_service_type(self) -> List[str]:
         selector = f"{LABEL_SERVICE}={self.req.service},{LABEL_TYPE}={self.req.type}"

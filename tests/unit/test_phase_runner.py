@@ -55,3 +55,40 @@ def test_phase_resource_found() -> None:
     assert runner.env == {}
     # the values' credentials are known to the redactor from the start
     assert runner.redactor.redact("Values-Secret-1") == "********"
+
+
+class _Phases:
+    """Phases of which another run created the one asked for a moment earlier."""
+
+    def __init__(self, other: Dict[str, Any]) -> None:
+        self.other = other
+
+    def create(self, body: Dict[str, Any], namespace: str) -> Any:
+        import json
+
+        from kubernetes.client.rest import ApiException
+        from kubernetes.dynamic.exceptions import DynamicApiError
+        exc = ApiException(status=409, reason="Conflict")
+        exc.body = json.dumps({"kind": "Status", "code": 409, "reason": "AlreadyExists", "message":
+                               f'phases.lifecycle.openstack.org "{body["metadata"]["name"]}" already exists'})
+        raise DynamicApiError(exc)
+
+    def get(self, name: str, namespace: str) -> Any:
+        class _R:
+            def __init__(self, data: Dict[str, Any]) -> None:
+                self.data = data
+
+            def to_dict(self) -> Dict[str, Any]:
+                return self.data
+        return _R(self.other)
+
+
+def test_a_phase_another_run_created_first_is_refused_naming_what_won() -> None:
+    other = {"metadata": {"name": "keystone-install-1f2e3d4c"}, "status": {"state": "Running"}}
+    dyn = _Dyn({("lifecycle.openstack.org/v1alpha1", "Phase"): _Phases(other)})
+    runner = PhaseRunner(dyn, _req(), env={})
+    with pytest.raises(PhaseError) as err:
+        runner._create({"metadata": {"name": "keystone-install-1f2e3d4c"}})  # pylint: disable=protected-access
+    msg = str(err.value)
+    assert "another run created Phase keystone-install-1f2e3d4c for keystone at the same moment (Running)" in msg
+    assert "409" not in msg and "already exists" not in msg
