@@ -19,6 +19,13 @@ description:
     version (an earlier run was interrupted) continues its record.
   - Returns C(report), the table of the flow's phases with their result and
     duration, which the flow playbooks print at their end.
+  - One flow per service at a time. Starting a flow takes the C(coordination.k8s.io)
+    Lease C(lcm-flow-<service>) for the playbook run (its host and ansible-playbook's
+    process id), and leaves behind a small process that renews it and gives it back
+    when the playbook ends; ending the flow gives it back. A flow started while another
+    run holds the Lease is refused before anything changes, naming the holder, its
+    flow and since when. A Lease not renewed for 60 seconds (its holder's host is
+    gone) is taken over, and the Lease records from whom.
   - Needs the CRDs that the C(lcm.openstack.crds) role installs.
 options:
   namespace:
@@ -136,6 +143,11 @@ lifecycle:
     flow:
       description: The flow record, with C(phases), one entry per Phase (phase, result, duration_seconds, name).
       type: dict
+lease:
+  description: What happened to the service's flow Lease, when a flow started or ended.
+  returned: when O(flow.action) is given, outside check mode
+  type: str
+  sample: "keystone: flow lease lcm-flow-keystone taken by awx-job-42/1187"
 report:
   description: The flow's phases as a table, for humans.
   returned: always

@@ -1,20 +1,31 @@
-"""Faults on the bed: the network between the modules and a healthy
-apiserver breaks, and the phase carries on. The connections go through a
-loopback TCP proxy (support/tcp_proxy.py) that resets them on demand; what
-is checked is the Phase's outcome and what ran, not only the exit code."""
+"""Faults on the bed. The network between the modules and a healthy
+apiserver breaks, and the phase carries on: the connections go through a
+loopback TCP proxy (support/tcp_proxy.py) that resets them on demand. Two
+flows start on one service: the second is refused, the first ends well.
+What is checked is the Phase, the ServiceLifecycle, the Helm release and the
+Service's endpoints, not only the exit code."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any, Dict, List
 
 import pytest
 from kubernetes import dynamic
 
-from support.ansible import run_module
+from support import kube
+from support.ansible import ROOT, run_module
 from support.tcp_proxy import Proxy
 from support.phase_args import GROUP, phase_args
 
 pytestmark = pytest.mark.bed
+
+BIN = Path(sys.executable).parent
+EXAMPLE_CHART = str(ROOT / "examples" / "charts" / "keystone")
 
 
 def _pods_of(dyn: dynamic.DynamicClient, namespace: str, job: str) -> list:
@@ -46,3 +57,57 @@ def test_connections_dropped_every_two_seconds_do_not_fail_a_phase(
     assert any(j.endswith("db-sync") for j in jobs)
     for job in jobs:  # each Job ran once: created once, one pod, never re-created
         assert len(_pods_of(dyn, namespace, job)) == 1, job
+
+
+# -- two flows on one service ---------------------------------------------------------
+
+def _flow(kubeconfig: str, playbook: str, namespace: str, **extra: Any) -> List[str]:
+    variables = {"service": "keystone", "namespace": namespace, "chart": EXAMPLE_CHART, "phase_timeout": 180}
+    variables.update(extra)
+    return [str(BIN / "ansible-playbook"), "-i", str(ROOT / "examples" / "inventory.yml"),
+            str(ROOT / "playbooks" / playbook), "-e", json.dumps(variables)]
+
+
+def _env(kubeconfig: str) -> Dict[str, str]:
+    return dict(os.environ, KUBECONFIG=kubeconfig, K8S_AUTH_KUBECONFIG=kubeconfig, ANSIBLE_NOCOLOR="1",
+                ANSIBLE_FORCE_COLOR="0", ANSIBLE_COLLECTIONS_PATH=str(ROOT / "build" / "collections"))
+
+
+def test_a_second_update_of_a_service_is_refused_while_the_first_runs(
+        dyn: dynamic.DynamicClient, kubeconfig: str, crds: None, namespace: str) -> None:
+    env = _env(kubeconfig)
+    first = subprocess.run(_flow(kubeconfig, "greenfield.yml", namespace, version="2025.1"), env=env,
+                           capture_output=True, text=True, check=False)
+    assert first.returncode == 0, first.stdout[-3000:]
+    slow = {"simulate": {"duration": {"db_sync": "15s"}}}
+    run_a = subprocess.Popen(_flow(kubeconfig, "update.yml", namespace, version="2025.2", values=slow), env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        lease = kube.wait_for(dyn, "coordination.k8s.io/v1", "Lease", "lcm-flow-keystone", namespace,
+                              lambda o: bool((o.get("spec") or {}).get("holderIdentity")), timeout=120)
+        run_b = subprocess.run(_flow(kubeconfig, "update.yml", namespace, version="2025.3"), env=env,
+                               capture_output=True, text=True, check=False)
+        out_a, _err = run_a.communicate(timeout=600)
+    finally:
+        if run_a.poll() is None:
+            run_a.kill()
+    holder = lease["spec"]["holderIdentity"]
+    assert run_b.returncode != 0
+    assert f"keystone is held by another update flow: {holder}, since" in run_b.stdout
+    assert run_a.returncode == 0, out_a[-4000:]
+
+    # A's update is the one that happened; B changed nothing.
+    record = dyn.resources.get(api_version=GROUP, kind="ServiceLifecycle").get(
+        name="keystone", namespace=namespace).to_dict()["status"]
+    assert (record["state"], record["currentVersion"]) == ("Operational", "2025.2")
+    assert record["flow"]["name"] == "update" and record["flow"]["state"] == "Succeeded"
+    releases = dyn.resources.get(api_version="v1", kind="Secret").get(
+        namespace=namespace, label_selector="owner=helm,name=keystone").to_dict()["items"]
+    assert len(releases) == 2  # greenfield, then A's upgrade
+    slices = dyn.resources.get(api_version="discovery.k8s.io/v1", kind="EndpointSlice").get(
+        namespace=namespace, label_selector="kubernetes.io/service-name=keystone-api").to_dict()["items"]
+    assert any((e.get("conditions") or {}).get("ready") for s in slices for e in s.get("endpoints") or [])
+    # A gave the Lease back when it ended: the next flow may start at once.
+    after = dyn.resources.get(api_version="coordination.k8s.io/v1", kind="Lease").get(
+        name="lcm-flow-keystone", namespace=namespace).to_dict()
+    assert not after["spec"].get("holderIdentity")
