@@ -21,6 +21,17 @@ from typing import Any, Callable
 from ansible_collections.lcm.openstack.plugins.module_utils import transient
 
 
+def keep_renewed(dyn: Any, lease: Any) -> None:
+    """Leave the renewer of a FlowLease behind, watching this playbook run."""
+    from ansible_collections.lcm.openstack.plugins.module_utils.flow_lease import FlowLease, playbook_pid
+
+    def fresh_lease() -> Any:
+        # The connections of the module's pool belong to the module process.
+        dyn.client.rest_client.pool_manager.clear()
+        return FlowLease(dyn, lease.namespace, lease.service, lease.holder, lease.duration)
+    spawn(fresh_lease, playbook_pid(), lease.duration / 3)
+
+
 def spawn(make_lease: Callable[[], Any], watch_pid: int, interval: float) -> None:
     """Start the renewer; returns at once in the calling process."""
     if os.fork() != 0:

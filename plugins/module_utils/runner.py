@@ -153,7 +153,7 @@ def run_phase_info(module: Any) -> None:
 
 def run_service_lifecycle(module: Any) -> None:
     """lcm.openstack.service_lifecycle: the record, its state and its flow."""
-    from ansible_collections.lcm.openstack.plugins.module_utils import flow
+    from ansible_collections.lcm.openstack.plugins.module_utils import flow, flow_lease, lease_renewer
     from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle import Lifecycle
 
     dyn = _client(module)
@@ -166,7 +166,8 @@ def run_service_lifecycle(module: Any) -> None:
         target_version=f.get("target_version") or "", from_revision=f.get("from_revision") or 0,
         result=f.get("result"),
         require_dependencies=p.get("require_dependencies", True))
-    lease = None if module.check_mode or req.flow_action not in ("start", "end") else _flow_lease(dyn, req)
+    lease = None if module.check_mode or req.flow_action not in ("start", "end") else \
+        flow_lease.FlowLease(dyn, req.namespace, req.service, flow_lease.holder_identity())
     try:
         taken = lease.acquire(req.flow or "") if lease and req.flow_action == "start" else None
         try:
@@ -177,7 +178,7 @@ def run_service_lifecycle(module: Any) -> None:
             raise
         if taken:
             result["lease"] = taken.message
-            _keep_renewed(dyn, lease)
+            lease_renewer.keep_renewed(dyn, lease)
         elif lease and req.flow_action == "end":
             result["lease"] = "released" if lease.release() else "not held by this run"
     except PhaseError as exc:
@@ -186,24 +187,6 @@ def run_service_lifecycle(module: Any) -> None:
     if module._diff:
         result["diff"] = diff
     module.exit_json(**result)
-
-
-def _flow_lease(dyn: Any, req: Any) -> Any:
-    from ansible_collections.lcm.openstack.plugins.module_utils.flow_lease import FlowLease, holder_identity
-
-    return FlowLease(dyn, req.namespace, req.service, holder_identity())
-
-
-def _keep_renewed(dyn: Any, lease: Any) -> None:
-    """Leave the renewer behind, watching this playbook run (lease_renewer.py)."""
-    from ansible_collections.lcm.openstack.plugins.module_utils import lease_renewer
-    from ansible_collections.lcm.openstack.plugins.module_utils.flow_lease import FlowLease, playbook_pid
-
-    def fresh_lease() -> Any:
-        # The connections of the module's pool belong to the module process.
-        dyn.client.rest_client.pool_manager.clear()
-        return FlowLease(dyn, lease.namespace, lease.service, lease.holder, lease.duration)
-    lease_renewer.spawn(fresh_lease, playbook_pid(), lease.duration / 3)
 
 
 def run_update_status(module: Any) -> None:
