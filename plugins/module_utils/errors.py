@@ -8,6 +8,8 @@ import json
 import re
 from typing import Any, Dict, Optional
 
+from ansible_collections.lcm.openstack.plugins.module_utils import transient
+
 # The apiserver's words for an authorization denial (RBAC or another
 # authorizer): ... is forbidden: User "alice" cannot create resource "jobs" in API group "batch" ...
 # Admission refuses with 403 too ("pods "x" is forbidden: error looking up
@@ -85,3 +87,42 @@ def _status_message(exc: Any) -> Optional[str]:
         return str(json.loads(body)["message"])
     except (TypeError, ValueError, KeyError):
         return None
+
+
+def connection_error(exc: BaseException, server: str = "") -> Optional[PhaseError]:
+    """One line for a failure to talk to the apiserver at all (None for
+    anything else): what happened, where, and which option fixes it."""
+    where = server or _server(exc) or "the apiserver"
+    reason = transient.describe(_root(exc))
+    if transient.certificate_problem(exc):
+        return PhaseError(f"the certificate of {where} does not verify against the CA in use ({reason}). "
+                          "Set ca_cert (K8S_AUTH_SSL_CA_CERT) or the kubeconfig's certificate-authority "
+                          "to the cluster's CA")
+    if not transient.is_transient(exc) or getattr(exc, "status", None):
+        return None
+    if re.search(r"refused|Name or service not known|No route|timed out|Temporary failure in name", reason):
+        return PhaseError(f"cannot reach {where}: {reason}. Check host (K8S_AUTH_HOST) or the kubeconfig's "
+                          "server, and that the apiserver is up")
+    return PhaseError(f"the connection to {where} broke and did not come back: {reason}; run the task again "
+                      "(a phase attaches to what it started)")
+
+
+def _root(exc: BaseException) -> BaseException:
+    """The innermost reason: urllib3 wraps the socket error in MaxRetryError.reason."""
+    seen = set()
+    while id(exc) not in seen:
+        seen.add(id(exc))
+        inner = getattr(exc, "reason", None)
+        if isinstance(inner, BaseException):
+            exc = inner
+        elif exc.__cause__ is not None:
+            exc = exc.__cause__
+        else:
+            break
+    return exc
+
+
+def _server(exc: BaseException) -> str:
+    pool = getattr(exc, "pool", None)
+    host = getattr(pool, "host", None)
+    return f"the apiserver at {host}:{getattr(pool, 'port', '')}".rstrip(":") if host else ""

@@ -10,8 +10,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Tuple
 
 from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
-from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client
-from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
+from ansible_collections.lcm.openstack.plugins.module_utils.connection import _client, _helm_kube_client, reported
 from ansible_collections.lcm.openstack.plugins.module_utils.compat import yaml
 from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.redact import MASK, Redactor
@@ -35,15 +34,6 @@ def source_options() -> Dict[str, Any]:
         manifests=dict(type="list", elements="raw"),
         values_from_release=dict(type="bool", default=False),
     )
-
-
-def _client(module: Any) -> Any:
-    try:
-        return get_api_client(module=module).client
-    except CoreException as exc:
-        module.fail_json(msg=f"{exc}. Set kubeconfig (or K8S_AUTH_KUBECONFIG), or host and "
-                             "api_key (K8S_AUTH_HOST, K8S_AUTH_API_KEY)")
-    return None
 
 
 def request_from_params(params: Dict[str, Any]) -> PhaseRequest:
@@ -111,6 +101,7 @@ def _masked_set_value(entry: Dict[str, Any], redactor: Redactor) -> Dict[str, An
     return entry
 
 
+@reported
 def run_phase(module: Any) -> None:
     """lcm.openstack.phase: run (state=present) or delete (state=absent) one phase."""
     # Imported here: the engine needs the kubernetes library, whose absence
@@ -137,6 +128,7 @@ def run_phase(module: Any) -> None:
     module.exit_json(**result)
 
 
+@reported
 def run_phase_info(module: Any) -> None:
     """lcm.openstack.phase_info: list Phases and ServiceLifecycles."""
     from ansible_collections.lcm.openstack.plugins.module_utils.info import list_lifecycle
@@ -151,6 +143,7 @@ def run_phase_info(module: Any) -> None:
     module.exit_json(changed=False, **result)
 
 
+@reported
 def run_service_lifecycle(module: Any) -> None:
     """lcm.openstack.service_lifecycle: the record, its state and its flow."""
     from ansible_collections.lcm.openstack.plugins.module_utils import flow, flow_lease, lease_renewer
@@ -189,6 +182,7 @@ def run_service_lifecycle(module: Any) -> None:
     module.exit_json(**result)
 
 
+@reported
 def run_update_status(module: Any) -> None:
     """lcm.openstack.update_status: compute the UpdateStatus singleton, write it if it changed."""
     from ansible_collections.lcm.openstack.plugins.module_utils.insights import Settings
@@ -260,17 +254,7 @@ def _helm(module: Any) -> Tuple[Any, Any]:
     return Helm(binary, env=dict(module.env_update), redactor=redactor), redactor
 
 
-def _helm_kube_client(module: Any) -> Any:
-    """A dynamic client from the same connection options, for the watcher."""
-    p = module.params
-    auth = {k: p.get(k) for k in ("kubeconfig", "context", "host", "api_key", "validate_certs", "ca_cert")}
-    try:
-        return get_api_client(module=None, **{k: v for k, v in auth.items() if v is not None}).client
-    except CoreException as exc:
-        module.fail_json(msg=f"{exc}. Set kubeconfig (or K8S_AUTH_KUBECONFIG), or host and api_key")
-    return None
-
-
+@reported
 def run_helm_release(module: Any) -> None:
     """lcm.openstack.helm_release: bring one release to the state asked for."""
     from ansible_collections.lcm.openstack.plugins.module_utils.helm_release import ReleaseManager
@@ -299,6 +283,7 @@ def run_helm_release(module: Any) -> None:
     module.exit_json(**result)
 
 
+@reported
 def run_helm_release_info(module: Any) -> None:
     """lcm.openstack.helm_release_info: status, history, values and manifest of releases."""
     from ansible_collections.lcm.openstack.plugins.module_utils.release_info import release_info

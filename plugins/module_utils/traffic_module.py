@@ -10,7 +10,7 @@ from typing import Any, Dict
 from ansible_collections.lcm.openstack.plugins.module_utils.compat import yaml
 from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.runner import (
-    _client, _forget_secrets, request_from_params,
+    _client, _forget_secrets, reported, request_from_params,
 )
 from ansible_collections.lcm.openstack.plugins.module_utils.redact import Redactor
 from ansible_collections.lcm.openstack.plugins.module_utils.traffic import Check, TrafficRequest, TrafficRunner
@@ -54,6 +54,7 @@ def mask_params(params: Dict[str, Any], redactor: Redactor) -> None:
         source["values"] = redactor.mask_values(source["values"])
 
 
+@reported
 def run(module: Any) -> None:
     """lcm.openstack.traffic: drain a service's traffic, or roll it out, recorded as a Phase."""
     dyn = _client(module)

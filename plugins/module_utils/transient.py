@@ -44,15 +44,15 @@ def is_transient(exc: BaseException) -> bool:
     status = getattr(exc, "status", None)
     if isinstance(status, int) and status:
         return status in TRANSIENT_STATUS
-    if _certificate_problem(exc):
+    if certificate_problem(exc):
         return False
     if isinstance(exc, (ConnectionError, socket.timeout, http.client.HTTPException, ssl.SSLEOFError)):
         return True
     if _URLLIB3 and isinstance(exc, _URLLIB3):
         reason = getattr(exc, "reason", None)
-        return reason is None or reason is exc or not _certificate_problem(reason)
+        return reason is None or reason is exc or not certificate_problem(reason)
     if _URLLIB3_SSL and isinstance(exc, _URLLIB3_SSL):
-        return not _certificate_problem(exc)
+        return not certificate_problem(exc)
     cause = exc.__cause__ or exc.__context__
     return cause is not None and cause is not exc and is_transient(cause)
 
@@ -87,7 +87,8 @@ def describe(exc: BaseException) -> str:
     return text if len(text) <= 160 else text[:157] + "..."
 
 
-def _certificate_problem(exc: Any) -> bool:
+def certificate_problem(exc: Any) -> bool:
+    """A TLS certificate that does not verify: terminal, and worth its own message."""
     if isinstance(exc, ssl.SSLCertVerificationError):
         return True
     text = str(exc)

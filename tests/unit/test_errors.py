@@ -151,3 +151,38 @@ def test_phase_error_details() -> None:
     assert str(err) == "failed"
     assert err.details == {"changed": True, "phase": {"name": "p"}}
     assert PhaseError("x").details == {}
+
+
+# -- a failure to talk to the apiserver at all -----------------------------------------
+
+def _max_retry(reason: BaseException) -> Any:
+    from urllib3.connectionpool import HTTPSConnectionPool
+    from urllib3.exceptions import MaxRetryError
+    return MaxRetryError(HTTPSConnectionPool("10.0.0.9", 6443), "/api/v1/namespaces", reason)
+
+
+def test_an_unreachable_apiserver_is_one_line_naming_the_option() -> None:
+    from urllib3.exceptions import NewConnectionError
+    from ansible_collections.lcm.openstack.plugins.module_utils.errors import connection_error
+    err = connection_error(_max_retry(NewConnectionError(None, "Failed to establish a new connection: "
+                                                               "[Errno 111] Connection refused")))
+    msg = str(err)
+    assert msg.startswith("cannot reach the apiserver at 10.0.0.9:6443: ")
+    assert "Connection refused" in msg and "K8S_AUTH_HOST" in msg and "\n" not in msg
+
+
+def test_a_certificate_that_does_not_verify_names_the_ca_option() -> None:
+    from urllib3.exceptions import SSLError
+    from ansible_collections.lcm.openstack.plugins.module_utils.errors import connection_error
+    err = connection_error(_max_retry(SSLError("[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: "
+                                               "unable to get local issuer certificate (_ssl.c:1006)")),
+                           "https://kube.example:6443")
+    msg = str(err)
+    assert msg.startswith("the certificate of https://kube.example:6443 does not verify against the CA in use")
+    assert "K8S_AUTH_SSL_CA_CERT" in msg
+
+
+def test_an_api_answer_or_a_bug_is_not_a_connection_error() -> None:
+    from ansible_collections.lcm.openstack.plugins.module_utils.errors import connection_error
+    assert connection_error(_api_exc(403, _status(JOBS_FORBIDDEN, 403, "Forbidden"))) is None
+    assert connection_error(KeyError("metadata")) is None

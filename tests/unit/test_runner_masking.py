@@ -126,3 +126,34 @@ def test_release_info_masks_short_credentials_under_their_keys() -> None:
 
 def test_run_traffic_is_gone() -> None:
     assert not hasattr(runner, "run_traffic")
+
+
+def test_a_module_that_cannot_reach_the_apiserver_fails_with_one_line() -> None:
+    from urllib3.connectionpool import HTTPSConnectionPool
+    from urllib3.exceptions import MaxRetryError, NewConnectionError
+
+    from ansible_collections.lcm.openstack.plugins.module_utils.runner import reported
+
+    class _Module:
+        params: Dict[str, Any] = {"host": None}
+        failed: Dict[str, Any] = {}
+
+        def fail_json(self, **kw: Any) -> None:
+            self.failed = kw
+            raise SystemExit(1)
+
+    @reported
+    def run(_module: Any) -> None:
+        raise MaxRetryError(HTTPSConnectionPool("127.0.0.1", 1), "/api",
+                            NewConnectionError(None, "[Errno 111] Connection refused"))
+
+    module = _Module()
+    with pytest.raises(SystemExit):
+        run(module)
+    assert module.failed["msg"].startswith("cannot reach the apiserver at 127.0.0.1:1: ")
+
+    @reported
+    def buggy(_module: Any) -> None:
+        raise KeyError("metadata")
+    with pytest.raises(KeyError):  # not a connection failure: raised as it is
+        buggy(_Module())

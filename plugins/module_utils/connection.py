@@ -1,0 +1,71 @@
+# Copyright: lcm.openstack contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The modules' connection to the cluster, and how failing to make it is said.
+
+The client comes from kubernetes.core (the same options, K8S_AUTH_* as AWX
+injects them). What this adds: a kubeconfig option naming no file, an
+apiserver that cannot be reached and a certificate that does not verify
+each end the task with one line naming the option that fixes it, not a
+traceback (errors.connection_error).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from typing import Any, Callable
+
+from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client
+from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
+from ansible_collections.lcm.openstack.plugins.module_utils.errors import connection_error
+
+
+def reported(run: Callable[[Any], None]) -> Callable[[Any], None]:
+    """A module's run whose failure to talk to the apiserver at all (refused,
+    unreachable, a certificate that does not verify, a connection that broke
+    for good) ends the task with one line naming the option that fixes it,
+    not a traceback. Anything else is raised as it is."""
+    @functools.wraps(run)
+    def wrapper(module: Any) -> None:
+        try:
+            run(module)
+        except Exception as exc:  # noqa: BLE001 - sorted by connection_error, re-raised otherwise
+            if isinstance(exc, FileNotFoundError) and _missing_kubeconfig(module):
+                module.fail_json(msg=_missing_kubeconfig(module))
+            err = connection_error(exc, module.params.get("host") or "")
+            if err is None:
+                raise
+            module.fail_json(msg=str(err))
+    return wrapper
+
+
+def _missing_kubeconfig(module: Any) -> str:
+    """The error for a kubeconfig option naming no file ('' when it names one)."""
+    kubeconfig = module.params.get("kubeconfig") or os.environ.get("K8S_AUTH_KUBECONFIG")
+    if not isinstance(kubeconfig, str) or os.path.exists(os.path.expanduser(kubeconfig)):
+        return ""
+    # The path itself stays out: kubernetes.core's Helm options mark kubeconfig no_log.
+    return ("the kubeconfig file given (kubeconfig or K8S_AUTH_KUBECONFIG) does not exist: point it at a "
+            "kubeconfig file, or set host and api_key (K8S_AUTH_HOST, K8S_AUTH_API_KEY)")
+
+
+def _client(module: Any) -> Any:
+    if _missing_kubeconfig(module):
+        module.fail_json(msg=_missing_kubeconfig(module))
+    try:
+        return get_api_client(module=module).client
+    except CoreException as exc:
+        module.fail_json(msg=f"{exc}. Set kubeconfig (or K8S_AUTH_KUBECONFIG), or host and "
+                             "api_key (K8S_AUTH_HOST, K8S_AUTH_API_KEY)")
+    return None
+
+
+def _helm_kube_client(module: Any) -> Any:
+    """A dynamic client from the same connection options, for the watcher."""
+    p = module.params
+    auth = {k: p.get(k) for k in ("kubeconfig", "context", "host", "api_key", "validate_certs", "ca_cert")}
+    try:
+        return get_api_client(module=None, **{k: v for k, v in auth.items() if v is not None}).client
+    except CoreException as exc:
+        module.fail_json(msg=f"{exc}. Set kubeconfig (or K8S_AUTH_KUBECONFIG), or host and api_key")
+    return None
