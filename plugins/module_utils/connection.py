@@ -42,7 +42,8 @@ def reported(run: Callable[[Any], None]) -> Callable[[Any], None]:
 def _missing_kubeconfig(module: Any) -> str:
     """The error for a kubeconfig option naming no file ('' when it names one)."""
     kubeconfig = module.params.get("kubeconfig") or os.environ.get("K8S_AUTH_KUBECONFIG")
-    if not isinstance(kubeconfig, str) or os.path.exists(os.path.expanduser(kubeconfig)):
+    # Empty is not given (AWX's token credential sets K8S_AUTH_KUBECONFIG to nothing).
+    if not kubeconfig or not isinstance(kubeconfig, str) or os.path.exists(os.path.expanduser(kubeconfig)):
         return ""
     # The path itself stays out: kubernetes.core's Helm options mark kubeconfig no_log.
     return ("the kubeconfig file given (kubeconfig or K8S_AUTH_KUBECONFIG) does not exist: point it at a "
