@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Mapping, Optional, Set
 
-from ansible_collections.lcm.openstack.plugins.module_utils import transient
+from ansible_collections.lcm.openstack.plugins.module_utils import resume, transient
 from ansible_collections.lcm.openstack.plugins.module_utils.compat import (
     ApiException, DynamicApiError, NotFoundError, ResourceNotFoundError,
 )
@@ -88,7 +88,8 @@ def comparable(obj: Optional[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
 
 class Applier:
     def __init__(self, dyn: Any, namespace: str, dry_run: bool = False,
-                 users: Optional[Mapping[Key, List[str]]] = None) -> None:
+                 users: Optional[Mapping[Key, List[str]]] = None,
+                 earlier: Optional[resume.EarlierRun] = None) -> None:
         self.dyn = dyn
         self.namespace = namespace
         self.dry_run = dry_run
@@ -97,6 +98,8 @@ class Applier:
         # A dry run's objects that would be created, by (kind, name); notes on how one was validated.
         self.planned: Set[Key] = set()
         self.notes: Dict[str, str] = {}
+        # A failed run of this very Phase that is resumed (resume.py): its good work is kept.
+        self.earlier = earlier
 
     def resource(self, api_version: str, kind: str) -> Any:
         try:
@@ -153,11 +156,18 @@ class Applier:
         if existing is not None:
             ours = owner is not None and of_phase(existing, owner["uid"])
             if (api_version, kind) in IMMUTABLE_KINDS:
-                if ours:
-                    result.after = result.before
-                    return result  # a resumed phase: the run is under way already
-                self._delete(res, name, existing)
+                verdict, why = resume.verdict(existing, self.earlier) if ours and self.earlier else (
+                    resume.KEEP, "")
+                if ours and verdict == resume.RESUME:
+                    return self._unsuspend(res, result, why)
+                if ours and verdict == resume.KEEP:
+                    result.after, result.note = result.before, why or result.note
+                    return result  # an attached or resumed phase: the run is under way already
+                # A failed Job goes with its pods (Foreground) before its successor
+                # starts: their exits must not be read as the new Job's.
+                self._delete(res, name, existing, "Foreground" if verdict == resume.RECREATE else "Background")
                 result.action = REPLACED
+                result.note = why or result.note
         if result.action == REPLACED and self.dry_run:
             # The live object's immutable fields would refuse a dry-run apply;
             # validate the replacement as a new object under a generated name.
@@ -173,6 +183,21 @@ class Applier:
                 result.action = UPDATED
         self._planned(result)
         result.after = comparable(applied)
+        return result
+
+    def _unsuspend(self, res: Any, result: Applied, why: str) -> Applied:
+        """Let a Job the failed run suspended (stop.py) run again."""
+        result.action, result.note = UPDATED, why
+        if self.dry_run:
+            result.after = result.before
+            return result
+        try:
+            job = transient.retry(lambda: res.patch(
+                body={"spec": {"suspend": False}}, name=result.name, namespace=self.namespace,
+                content_type="application/merge-patch+json", field_manager=FIELD_MANAGER).to_dict())
+        except DynamicApiError as exc:
+            raise api_error(exc, "patch", res.name, self.namespace) from exc
+        result.after = comparable(job)
         return result
 
     def _planned(self, result: Applied) -> None:
@@ -280,7 +305,7 @@ class Applier:
         except DynamicApiError as exc:
             raise api_error(exc, "patch", res.name, self.namespace) from exc
 
-    def _delete(self, res: Any, name: str, existing: Dict[str, Any]) -> None:
+    def _delete(self, res: Any, name: str, existing: Dict[str, Any], propagation: str = "Background") -> None:
         """Delete and, unless in check mode, wait until the object is gone. A
         pod that has finished has nothing to stop: it goes without a grace
         period, so no late actor of the old pod's termination can meet the new
@@ -289,7 +314,7 @@ class Applier:
             return
         finished = existing.get("kind") == "Pod" and (existing.get("status") or {}).get("phase") in (
             "Succeeded", "Failed")
-        delete_and_wait(self.dyn, res, name, self.namespace, "Background", 60,
+        delete_and_wait(self.dyn, res, name, self.namespace, propagation, 60,
                         grace_seconds=0 if finished else None)
 
 

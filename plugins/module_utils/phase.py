@@ -19,7 +19,7 @@ from typing import Any, Dict, List, Mapping, Optional
 
 from ansible_collections.lcm.openstack.plugins.module_utils.compat import DynamicApiError, NotFoundError, ResourceNotFoundError
 from ansible_collections.lcm.openstack.plugins.module_utils import (
-    backup_step, dependencies, ownership, release_storage, render, selection, steps, transient,
+    backup_step, dependencies, ownership, release_storage, render, resume, selection, steps, transient,
 )
 from ansible_collections.lcm.openstack.plugins.module_utils.apply import (
     Applied, Applier, delete_and_wait, owner_reference,
@@ -102,14 +102,16 @@ class PhaseRunner:
             raise PhaseError(f"Phase {name} is {state} with another spec; wait for it or delete it "
                              "(state: absent) before running a different one under that name")
         self._refuse_concurrent(name)
+        # The same inputs after a failure resume the Phase (resume.py); other inputs start anew.
+        earlier = resume.EarlierRun.of(existing) if existing is not None and same and state == FAILED else None
         if self.check_mode:
-            return self._dry_run(body, objects, existing, attach=same and state in (PENDING, RUNNING))
+            return self._dry_run(body, objects, existing, same and state in (PENDING, RUNNING, FAILED), earlier)
         self._preflight(objects)
-        if existing is not None and not (same and state in (PENDING, RUNNING)):
+        if existing is not None and not same:
             self._delete_and_wait(name)
             existing = None
         phase = existing or self._create(body)
-        return self._run(phase, objects)
+        return self._run(phase, objects, earlier)
 
     def absent(self) -> Dict[str, Any]:
         names = [self.req.name] if self.req.name else self._names_of_service_type()
@@ -192,7 +194,8 @@ class PhaseRunner:
         for o in objects:
             dry.apply(o.obj, _placeholder_owner("dry-run"), labels)
 
-    def _run(self, phase: Dict[str, Any], objects: List[render.Rendered]) -> Dict[str, Any]:
+    def _run(self, phase: Dict[str, Any], objects: List[render.Rendered],
+             earlier: Optional[resume.EarlierRun] = None) -> Dict[str, Any]:
         req = self.req
         name = phase["metadata"]["name"]
         writer = StatusWriter(self.phases, phase, objects, self.redactor)
@@ -201,7 +204,7 @@ class PhaseRunner:
         phase = writer.start()
         lifecycle.phase_started(phase)
         self._refresh_update_status()
-        applier = Applier(self.dyn, req.namespace, users=self.users)
+        applier = Applier(self.dyn, req.namespace, users=self.users, earlier=earlier)
         labels = {LABEL_PHASE: name, LABEL_SERVICE: req.service, LABEL_TYPE: req.type}
         owner = owner_reference(phase)
         applied: List[Applied] = []
@@ -255,7 +258,8 @@ class PhaseRunner:
                 lifecycle.phase_ended(writer.phase)
 
     def _dry_run(self, body: Dict[str, Any], objects: List[render.Rendered],
-                 existing: Optional[Dict[str, Any]], attach: bool) -> Dict[str, Any]:
+                 existing: Optional[Dict[str, Any]], attach: bool,
+                 earlier: Optional[resume.EarlierRun] = None) -> Dict[str, Any]:
         if not attach:
             try:
                 self.phases.create(body=body, namespace=self.req.namespace, dry_run="All")
@@ -265,7 +269,7 @@ class PhaseRunner:
         owner = owner_reference(existing) if attach else _placeholder_owner(body["metadata"]["name"])
         labels = {LABEL_PHASE: body["metadata"]["name"], LABEL_SERVICE: self.req.service,
                   LABEL_TYPE: self.req.type}
-        dry = Applier(self.dyn, self.req.namespace, dry_run=True, users=self.users)
+        dry = Applier(self.dyn, self.req.namespace, dry_run=True, users=self.users, earlier=earlier)
         applied = [dry.apply(o.obj, owner, labels) for o in objects]
         return {"changed": True, "phase": {"name": body["metadata"]["name"],
                                            "namespace": self.req.namespace,

@@ -12,8 +12,9 @@ Suspended rather than deleted, because a suspended Job keeps what happened:
 its failed count, its conditions and events, and its pods' last exit stay
 readable with ``kubectl describe job`` next to the Phase that recorded them;
 and ``kubectl patch job NAME -p '{"spec":{"suspend":false}}'`` resumes it by
-hand while debugging. Deleting the Phase (or running it again, which deletes
-the Failed Phase first) garbage-collects the Job as before.
+hand while debugging. Running the phase again with the same inputs resumes
+it (resume.py); deleting the Phase, or running it with other inputs,
+garbage-collects the Job as before.
 
 Only Jobs of this very Phase run are touched: those it controls, and those it
 created without an owner because a workload waits for them (ownership.py),

@@ -28,7 +28,11 @@ description:
     list, then Helm hook weights); a wave starts when the previous one is Current.
   - The same phase run again finds the same Phase. Succeeded means
     C(changed=false); Pending or Running means an earlier run was interrupted,
-    and this one attaches to it; Failed means it runs again.
+    and this one attaches to it; Failed means it resumes. A resumed phase keeps
+    the work that is still good (a Job that completed or still runs; a Job the
+    failed run suspended is resumed) and creates anew only the Job or Pod that
+    failed. Run with other inputs, the Failed Phase is deleted, its Jobs with
+    it, and the phase runs afresh.
   - A failed phase fails the task with one message naming the object and why,
     and returns the Phase status with C(failed_object), C(reason) and C(log_tail).
   - A Job whose pods keep failing fails the phase once its failed runs reach

@@ -13,14 +13,15 @@ from typing import Any, Dict, List, Optional
 
 import pytest
 
-from support import kube
+from support import bed_faults, kube
 from support.ansible import run_module
 
 GROUP = "lifecycle.openstack.org/v1alpha1"
 PASSWORD = "not-a-real-db-password-5521"  # in the phase's Secret, so it must be masked
 
 
-def _job(name: str, fail: Optional[str] = None, node_selector: Optional[Dict[str, str]] = None) -> Dict[str, Any]:
+def _job(name: str, fail: Optional[str] = None, node_selector: Optional[Dict[str, str]] = None,
+         duration: Optional[str] = None) -> Dict[str, Any]:
     pod: Dict[str, Any] = {"restartPolicy": "OnFailure", "containers": [
         {"name": "db-sync", "image": "registry.invalid/openstack/keystone:2025.1", "command": ["keystone-manage"],
          "envFrom": [{"secretRef": {"name": "svc-db"}}]}]}
@@ -28,7 +29,9 @@ def _job(name: str, fail: Optional[str] = None, node_selector: Optional[Dict[str
         pod["nodeSelector"] = node_selector
     return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name},
             "spec": {"backoffLimit": 1000, "template": {
-                "metadata": {"annotations": {"bed.lcm.openstack.org/fail": fail} if fail else {}},
+                "metadata": {"annotations": {
+                    **({"bed.lcm.openstack.org/fail": fail} if fail else {}),
+                    **({"bed.lcm.openstack.org/duration": duration} if duration else {})}},
                 "spec": pod}}}
 
 
@@ -97,3 +100,67 @@ def test_an_unschedulable_pod_fails_the_phase_after_the_grace(dyn, kubeconfig, n
     assert " unschedulable for " in msg and "didn't match Pod's node affinity/selector" in msg, msg
     assert [(s["name"], s["action"]) for s in phase["stopped_jobs"]] == [("svc-db-init", "Suspended")]
     assert _live(dyn, "batch/v1", "Job", ns, "svc-db-init")["spec"]["suspend"] is True
+
+
+def _pods(dyn: Any, ns: str, job: str) -> List[Dict[str, Any]]:
+    return dyn.resources.get(api_version="v1", kind="Pod").get(
+        namespace=ns, label_selector=f"batch.kubernetes.io/job-name={job}").to_dict()["items"]
+
+
+def _actions(result: Dict[str, Any]) -> Dict[str, str]:
+    return {o["name"]: o["action"] for o in result["objects_applied"] if o["kind"] == "Job"}
+
+
+@pytest.mark.bed
+def test_the_same_inputs_after_a_failure_resume_the_phase(dyn, kubeconfig, ns) -> None:
+    """db-init completed and slow was running when db-sync failed the phase.
+    Run again with the same inputs once the cause is fixed, the Phase resumes:
+    db-init is not run again, slow carries on, only db-sync starts anew."""
+    jobs = [SECRET, _job("svc-db-init"), _job("svc-db-sync"), _job("svc-slow", duration="12s")]
+    bed_faults.set_fault(dyn, ns, "svc-db-sync", "db-sync: mariadb is not there yet")
+    failed = run_module("phase", _args(ns, jobs, failure={"threshold": 2}), kubeconfig)
+    assert failed["failed"] is True and failed["phase"]["failed_object"] == "Job/svc-db-sync", failed.get("msg")
+    assert {s["name"] for s in failed["phase"]["stopped_jobs"]} == {"svc-db-sync", "svc-slow"}
+    before = {j: _live(dyn, "batch/v1", "Job", ns, j)["metadata"]["uid"]
+              for j in ("svc-db-init", "svc-db-sync", "svc-slow")}
+    phase_uid = _live(dyn, GROUP, "Phase", ns, "svc-install")["metadata"]["uid"]
+
+    bed_faults.clear_fault(dyn, ns, "svc-db-sync")
+    again = run_module("phase", _args(ns, jobs, failure={"threshold": 2}), kubeconfig)
+    assert again.get("failed") is None, again.get("msg")
+    assert again["changed"] is True and again["phase"]["state"] == "Succeeded"
+    assert _actions(again) == {"svc-db-init": "unchanged", "svc-db-sync": "replaced", "svc-slow": "updated"}
+    notes = {o["name"]: o.get("note") for o in again["objects_applied"]}
+    assert notes["svc-db-sync"] == "failed the earlier run (FailureThreshold): created anew"
+    assert notes["svc-slow"] == "suspended when the earlier run stopped: resumed"
+    assert notes["svc-db-init"] == "complete in the earlier run: kept"
+
+    live = _live(dyn, GROUP, "Phase", ns, "svc-install")
+    assert live["metadata"]["uid"] == phase_uid  # the same Phase, not a new one
+    assert live["status"]["state"] == "Succeeded" and not live["status"].get("stoppedJobs")
+    after = {j: _live(dyn, "batch/v1", "Job", ns, j) for j in before}
+    assert after["svc-db-init"]["metadata"]["uid"] == before["svc-db-init"]
+    assert len(_pods(dyn, ns, "svc-db-init")) == 1  # ran once, in the first run
+    assert after["svc-slow"]["metadata"]["uid"] == before["svc-slow"]
+    assert after["svc-db-sync"]["metadata"]["uid"] != before["svc-db-sync"]
+    assert all((kube.condition(j, "Complete") or {}).get("status") == "True" for j in after.values())
+    # Only the new db-sync's pod is left: the failed one went with its Job.
+    assert [p["metadata"]["labels"]["controller-uid"] for p in _pods(dyn, ns, "svc-db-sync")] == [
+        after["svc-db-sync"]["metadata"]["uid"]]
+
+
+@pytest.mark.bed
+def test_a_timed_out_phase_run_again_resumes_its_jobs(dyn, kubeconfig, ns) -> None:
+    """Out of time is not a failed Job: run again with a longer timeout, the
+    suspended Job is resumed, not deleted and created anew."""
+    jobs = [SECRET, _job("svc-db-sync", duration="8s")]
+    timed_out = run_module("phase", _args(ns, jobs, timeout=2), kubeconfig)
+    assert timed_out["failed"] is True and timed_out["phase"]["reason"] == "Timeout", timed_out.get("msg")
+    uid = _live(dyn, "batch/v1", "Job", ns, "svc-db-sync")["metadata"]["uid"]
+
+    again = run_module("phase", _args(ns, jobs, timeout=120), kubeconfig)
+    assert again.get("failed") is None, again.get("msg")
+    assert _actions(again) == {"svc-db-sync": "updated"}
+    job = _live(dyn, "batch/v1", "Job", ns, "svc-db-sync")
+    assert job["metadata"]["uid"] == uid and not job["spec"].get("suspend")
+    assert (kube.condition(job, "Complete") or {}).get("status") == "True"
