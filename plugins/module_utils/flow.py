@@ -6,8 +6,9 @@ A flow (greenfield, update, rollback, remove) is a chain of phases. Its
 record lives in the ServiceLifecycle's `status.flow`: which flow, from and to
 which version, the phase types it plans, and the Phases it ran. Starting a
 flow while the same flow to the same version is still Running (an earlier run
-was interrupted) continues that record, so the summary of the re-run still
-lists the phases the first run completed.
+was interrupted), or after it failed without undoing anything (continuable),
+continues that record: the summary of the re-run still lists the phases the
+first run completed, and the re-run goes on from the step that failed.
 """
 
 from __future__ import annotations
@@ -54,11 +55,15 @@ class LifecycleRequest:
 
 
 def start(status: Dict[str, Any], req: LifecycleRequest, at: str) -> None:
-    """Begin a flow record, or keep the one an interrupted run of it left."""
+    """Begin a flow record, or continue the one an earlier run of it left:
+    interrupted (Running), or Failed with nothing undone (continuable)."""
     flow = status.get("flow") or {}
-    if (flow.get("state") == "Running" and flow.get("name") == req.flow
-            and flow.get("targetVersion", "") == (req.target_version or "")):
+    if (flow.get("name") == req.flow and flow.get("targetVersion", "") == (req.target_version or "")
+            and (flow.get("state") == "Running" or continuable(status))):
         flow["planned"] = list(req.planned) or flow.get("planned", [])
+        if flow.get("state") != "Running":
+            flow.update(state="Running", message="")
+            flow.pop("completedAt", None)
         return
     status["flow"] = {
         "name": req.flow, "state": "Running", "startedAt": at,
@@ -68,6 +73,20 @@ def start(status: Dict[str, Any], req: LifecycleRequest, at: str) -> None:
     }
     if req.flow == "greenfield" and not status.get("state"):
         status["state"] = "Planning"
+
+
+def continuable(status: Dict[str, Any]) -> bool:
+    """A flow that ended Failed where its phases left the service (a greenfield
+    whose traffic rollout failed: installed, tested, not yet open) goes on from
+    the failed step when run again to the same version: its Phases keep their
+    flow, so the ones that Succeeded are skipped and the failed one resumes.
+    A flow that undid its work (a rollback or uninstall ran in it, the service
+    is Removed) is over: a re-run starts a new one."""
+    flow = status.get("flow") or {}
+    if flow.get("state") != "Failed" or status.get("state") == "Removed":
+        return False
+    undone = {e.get("name") for e in status.get("history") or [] if e.get("type") in ("rollback", "uninstall")}
+    return not undone.intersection(flow.get("phases") or [])
 
 
 def end(status: Dict[str, Any], req: LifecycleRequest, at: str, strict: bool = True) -> None:

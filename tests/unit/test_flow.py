@@ -104,3 +104,40 @@ def test_a_record_without_a_flow_says_so(status: dict, line: str) -> None:
     record = {"metadata": {"name": "keystone", "namespace": "openstack"}, "spec": {"service": "keystone"},
               "status": status}
     assert flow.report(record) == line
+
+
+def _failed_greenfield(undone: str = "") -> dict:
+    """A greenfield whose last step failed; `undone` names a phase type that ran
+    in it to undo the work (the rescue's uninstall)."""
+    status = {"state": "Failed", "history": [
+        {"name": "keystone-install-1", "type": "install", "result": "Succeeded"},
+        {"name": "keystone-test-1", "type": "test", "result": "Succeeded"}],
+        "flow": {"name": "greenfield", "state": "Failed", "startedAt": "2026-11-22T05:00:00Z",
+                 "completedAt": "2026-11-22T05:04:00Z", "targetVersion": "2025.1", "message": "traffic failed",
+                 "phases": ["keystone-install-1", "keystone-test-1"]}}
+    if undone:
+        status["history"].append({"name": f"keystone-{undone}-1", "type": undone, "result": "Succeeded"})
+        status["flow"]["phases"].append(f"keystone-{undone}-1")
+    return status
+
+
+def test_a_failed_flow_that_undid_nothing_goes_on_from_the_failed_step() -> None:
+    status = _failed_greenfield()
+    req = _req(flow="greenfield", target_version="2025.1", planned=["install", "test", "trafficrollout"])
+    flow.start(status, req, "2026-11-22T06:00:00Z")
+    again = status["flow"]
+    # Same record (its Phases keep their flow, so the done ones are skipped), running again.
+    assert (again["state"], again["startedAt"], again["message"]) == ("Running", "2026-11-22T05:00:00Z", "")
+    assert "completedAt" not in again and again["phases"] == ["keystone-install-1", "keystone-test-1"]
+
+
+@pytest.mark.parametrize("status", [
+    _failed_greenfield("uninstall"),  # the rescue removed the service
+    dict(_failed_greenfield(), state="Removed"),
+    dict(_failed_greenfield(), flow=dict(_failed_greenfield()["flow"], state="RolledBack")),
+    dict(_failed_greenfield(), flow=dict(_failed_greenfield()["flow"], targetVersion="2025.2")),
+], ids=["uninstalled", "removed", "rolled-back", "another-version"])
+def test_a_flow_that_undid_its_work_or_ended_otherwise_starts_anew(status: dict) -> None:
+    req = _req(flow="greenfield", target_version="2025.1", planned=["install", "test"])
+    flow.start(status, req, "2026-11-22T06:00:00Z")
+    assert status["flow"]["startedAt"] == "2026-11-22T06:00:00Z" and status["flow"]["phases"] == []
