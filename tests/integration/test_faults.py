@@ -111,3 +111,37 @@ def test_a_second_update_of_a_service_is_refused_while_the_first_runs(
     after = dyn.resources.get(api_version="coordination.k8s.io/v1", kind="Lease").get(
         name="lcm-flow-keystone", namespace=namespace).to_dict()
     assert not after["spec"].get("holderIdentity")
+
+
+def test_a_greenfield_run_again_after_its_traffic_step_failed_goes_on_from_there(
+        dyn: dynamic.DynamicClient, kubeconfig: str, crds: None, namespace: str) -> None:
+    """Installed and tested, the rollout failed (its target Service was
+    misnamed). Run again with the target fixed, the flow continues: the
+    database jobs do not run again, the traffic is rolled out."""
+    env = _env(kubeconfig)
+    track = {"traffic_mode": "track", "version": "2025.1"}
+    failed = subprocess.run(_flow(kubeconfig, "greenfield.yml", namespace, traffic_target="keystone-nope", **track),
+                            env=env, capture_output=True, text=True, check=False)
+    assert failed.returncode != 0 and "Service keystone-nope not found" in failed.stdout, failed.stdout[-3000:]
+    record = dyn.resources.get(api_version=GROUP, kind="ServiceLifecycle").get(
+        name="keystone", namespace=namespace).to_dict()["status"]
+    assert (record["state"], record["flow"]["state"]) == ("Failed", "Failed")
+    jobs = {j["metadata"]["name"]: j["metadata"]["uid"] for j in dyn.resources.get(
+        api_version="batch/v1", kind="Job").get(namespace=namespace).to_dict()["items"]}
+    assert any(name.endswith("db-sync") for name in jobs)
+
+    again = subprocess.run(_flow(kubeconfig, "greenfield.yml", namespace, **track), env=env,
+                           capture_output=True, text=True, check=False)
+    assert again.returncode == 0, again.stdout[-4000:]
+    now = {j["metadata"]["name"]: j["metadata"]["uid"] for j in dyn.resources.get(
+        api_version="batch/v1", kind="Job").get(namespace=namespace).to_dict()["items"]}
+    assert now == jobs  # not one Job deleted, re-created or added
+    after = dyn.resources.get(api_version=GROUP, kind="ServiceLifecycle").get(
+        name="keystone", namespace=namespace).to_dict()["status"]
+    assert (after["state"], after["currentVersion"]) == ("Operational", "2025.1")
+    assert after["flow"]["state"] == "Succeeded" and after["flow"]["startedAt"] == record["flow"]["startedAt"]
+    types = [e["type"] for e in after["history"] if e["name"] in after["flow"]["phases"]]
+    assert types == ["install", "test", "trafficrollout"]
+    slices = dyn.resources.get(api_version="discovery.k8s.io/v1", kind="EndpointSlice").get(
+        namespace=namespace, label_selector="kubernetes.io/service-name=keystone-api").to_dict()["items"]
+    assert any((e.get("conditions") or {}).get("ready") for s in slices for e in s.get("endpoints") or [])
