@@ -15,7 +15,7 @@ from typing import Any, Callable, Dict, Optional, Sequence
 from ansible_collections.lcm.openstack.plugins.module_utils.compat import ConflictError, DynamicApiError, NotFoundError, ResourceNotFoundError
 from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseError, api_error
 from ansible_collections.lcm.openstack.plugins.module_utils.model import (
-    API_VERSION, FIELD_MANAGER, LABEL_SERVICE, LIFECYCLE_KIND, RUNNING_STATE, SUCCEEDED,
+    API_VERSION, FAILED, FIELD_MANAGER, LABEL_SERVICE, LIFECYCLE_KIND, RUNNING_STATE, SUCCEEDED,
 )
 
 HISTORY_LIMIT = 50
@@ -69,11 +69,14 @@ class Lifecycle:
         name, ptype = phase["metadata"]["name"], phase["spec"]["type"]
 
         def change(status: Dict[str, Any]) -> None:
+            before = status.get("state") or ""
             status["state"] = RUNNING_STATE[ptype]
             status["currentPhase"] = name
             if phase["spec"].get("targetVersion"):
                 status["targetVersion"] = phase["spec"]["targetVersion"]
             entry = _entry(status, name, ptype)
+            if not _flow_running(status) and "stateBefore" not in entry:
+                entry["stateBefore"] = before
             entry.update(result="Running", startedAt=(phase.get("status") or {}).get("startedAt"))
             entry.pop("completedAt", None)
             entry.pop("message", None)
@@ -98,6 +101,8 @@ class Lifecycle:
             entry = _entry(status, name, ptype)
             entry.update(result=pstatus.get("state"), startedAt=pstatus.get("startedAt"),
                          completedAt=pstatus.get("completedAt"), message=pstatus.get("message", ""))
+            if not _flow_running(status):
+                _bare_phase_ended(status, entry, ptype, pstatus.get("state"))
             if pstatus.get("state") == SUCCEEDED:
                 if ptype in DONE_STATE:
                     status["state"] = DONE_STATE[ptype]
@@ -133,6 +138,21 @@ class Lifecycle:
             except DynamicApiError as exc:
                 raise api_error(exc, "update", "servicelifecycles/status", self.namespace) from exc
         raise PhaseError(f"ServiceLifecycle {self.service} kept changing under us; retry the task")
+
+
+def _flow_running(status: Dict[str, Any]) -> bool:
+    return (status.get("flow") or {}).get("state") == "Running"
+
+
+def _bare_phase_ended(status: Dict[str, Any], entry: Dict[str, Any], ptype: str, result: Optional[str]) -> None:
+    """The state a phase run outside any flow leaves: a flow sets the state
+    its steps lead to, a bare phase has no one after it to do so. Failed is
+    Failed; a test or upgrade that Succeeded on an Operational service leaves
+    it Operational (not Testing or Upgrading for good)."""
+    if result == FAILED:
+        status["state"] = "Failed"
+    elif result == SUCCEEDED and ptype not in DONE_STATE and entry.get("stateBefore") == "Operational":
+        status["state"] = "Operational"
 
 
 def _join_flow(status: Dict[str, Any], name: str) -> None:

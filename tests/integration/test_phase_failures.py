@@ -75,6 +75,9 @@ def test_a_job_that_keeps_failing_fails_the_phase_and_is_suspended(dyn, kubeconf
     assert live["spec"]["failure"] == {"threshold": 2, "unschedulableGraceSeconds": 60}
     assert [(s["name"], s["action"]) for s in live["status"]["stoppedJobs"]] == [("svc-db-sync", "Suspended")]
     assert live["status"]["reason"] == "FailureThreshold" and PASSWORD not in str(live)
+    # Run outside any flow, the failed phase leaves the service Failed, not Installing.
+    record = _live(dyn, GROUP, "ServiceLifecycle", ns, "svc")["status"]
+    assert (record["state"], record["currentPhase"], record["history"][-1]["result"]) == ("Failed", "", "Failed")
     job = _live(dyn, "batch/v1", "Job", ns, "svc-db-sync")
     assert job["spec"]["suspend"] is True
     kube.wait_for(dyn, "batch/v1", "Job", "svc-db-sync", ns,
