@@ -3,7 +3,8 @@ apiserver breaks, and the phase carries on: the connections go through a
 loopback TCP proxy (support/tcp_proxy.py) that resets them on demand. Two
 flows start on one service: the second is refused, the first ends well.
 What is checked is the Phase, the ServiceLifecycle, the Helm release and the
-Service's endpoints, not only the exit code."""
+Service's endpoints, not only the exit code. An apiserver is killed and restarted
+while a phase waits (support/second_apiserver.py)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any, Dict, List
 
@@ -19,6 +21,7 @@ from kubernetes import dynamic
 
 from support import kube
 from support.ansible import ROOT, run_module
+from support.second_apiserver import SecondApiserver
 from support.tcp_proxy import Proxy
 from support.phase_args import GROUP, phase_args
 
@@ -57,6 +60,55 @@ def test_connections_dropped_every_two_seconds_do_not_fail_a_phase(
     assert any(j.endswith("db-sync") for j in jobs)
     for job in jobs:  # each Job ran once: created once, one pod, never re-created
         assert len(_pods_of(dyn, namespace, job)) == 1, job
+
+
+@pytest.fixture
+def second_apiserver(kubeconfig: str, tmp_path: Path):
+    server = SecondApiserver(kubeconfig, tmp_path)
+    server.start()
+    yield server
+    server.stop()
+
+
+def test_an_apiserver_killed_and_restarted_mid_wait_leaves_a_phase_that_succeeds(
+        dyn: dynamic.DynamicClient, crds: None, namespace: str, second_apiserver: SecondApiserver) -> None:
+    """The module talks to an apiserver that is SIGKILLed while it waits for
+    db-sync and comes back some seconds later (its start-up time): the wait
+    re-lists and carries on; no Job is created twice."""
+    outcome: Dict[str, Any] = {}
+    args = phase_args(namespace, values={"jobs": {"db_sync": {"duration": "25s"}}})
+    run = threading.Thread(target=lambda: outcome.update(
+        run_module("phase", args, kubeconfig=str(second_apiserver.kubeconfig))))
+    run.start()
+    try:
+        # The wait is under way once db-sync runs (the module created it and watches it).
+        kube.wait_for(dyn, "batch/v1", "Job", "ks-db-sync", namespace,
+                      lambda j: bool((j.get("status") or {}).get("active")), timeout=180)
+        running = dyn.resources.get(api_version=GROUP, kind="Phase").get(namespace=namespace).to_dict()["items"]
+        assert [p["status"]["state"] for p in running] == ["Running"]
+        second_apiserver.kill()
+        # Down until it is up again: its start-up takes seconds, every call meanwhile is refused.
+        second_apiserver.start()
+        job = dyn.resources.get(api_version="batch/v1", kind="Job").get(name="ks-db-sync", namespace=namespace)
+        assert not job.to_dict()["status"].get("succeeded")  # the outage was inside the wait
+    finally:
+        run.join(timeout=600)
+
+    assert second_apiserver.kills == 1
+    assert outcome.get("failed") is None, outcome.get("msg")
+    assert outcome["changed"] is True and outcome["phase"]["state"] == "Succeeded"
+    phase = dyn.resources.get(api_version=GROUP, kind="Phase").get(
+        name=outcome["phase"]["name"], namespace=namespace).to_dict()
+    assert phase["status"]["state"] == "Succeeded"
+    jobs = [o["name"] for o in phase["status"]["objects"] if o["kind"] == "Job"]
+    assert "ks-db-sync" in jobs
+    for job in jobs:  # each Job created once, one pod: nothing was run again
+        live = dyn.resources.get(api_version="batch/v1", kind="Job").get(name=job, namespace=namespace).to_dict()
+        assert live["metadata"]["labels"]["lifecycle.openstack.org/phase"] == phase["metadata"]["name"]
+        assert len(_pods_of(dyn, namespace, job)) == 1, job
+    record = dyn.resources.get(api_version=GROUP, kind="ServiceLifecycle").get(
+        name="svc", namespace=namespace).to_dict()["status"]
+    assert record["history"][-1]["result"] == "Succeeded" and record["currentPhase"] == ""
 
 
 # -- two flows on one service ---------------------------------------------------------
