@@ -197,3 +197,40 @@ def test_a_greenfield_run_again_after_its_traffic_step_failed_goes_on_from_there
     slices = dyn.resources.get(api_version="discovery.k8s.io/v1", kind="EndpointSlice").get(
         namespace=namespace, label_selector="kubernetes.io/service-name=keystone-api").to_dict()["items"]
     assert any((e.get("conditions") or {}).get("ready") for s in slices for e in s.get("endpoints") or [])
+
+
+def test_a_whole_update_flow_with_connections_dropped_every_few_seconds_succeeds(
+        dyn: dynamic.DynamicClient, kubeconfig: str, crds: None, namespace: str, tmp_path: Path) -> None:
+    """Every module and every Helm command of the update goes through the
+    proxy, which cuts all connections every 3 s: the drain, the backup, the
+    Helm upgrade and its wait, db-sync, the test and the rollout. The flow
+    Succeeds with no rollback."""
+    first = subprocess.run(_flow(kubeconfig, "greenfield.yml", namespace, version="2025.1"), env=_env(kubeconfig),
+                           capture_output=True, text=True, check=False)
+    assert first.returncode == 0, first.stdout[-3000:]
+    through = tmp_path / "kubeconfig"
+    proxy = Proxy.for_kubeconfig(kubeconfig, through)
+    stop = proxy.drop_every(3.0)
+    slow = {"simulate": {"duration": {"db_sync": "12s"}}}
+    try:
+        update = subprocess.run(_flow(str(through), "update.yml", namespace, version="2025.2", values=slow),
+                                env=_env(str(through)), capture_output=True, text=True, check=False)
+    finally:
+        stop.set()
+        proxy.close()
+    assert update.returncode == 0, update.stdout[-5000:]
+    assert proxy.dropped >= 5  # connections were really cut, again and again
+
+    record = dyn.resources.get(api_version=GROUP, kind="ServiceLifecycle").get(
+        name="keystone", namespace=namespace).to_dict()["status"]
+    assert (record["state"], record["currentVersion"]) == ("Operational", "2025.2")
+    assert record["flow"]["name"] == "update" and record["flow"]["state"] == "Succeeded"
+    types = [e["type"] for e in record["history"] if e["name"] in record["flow"]["phases"]]
+    assert "rollback" not in types and "upgrade" in types
+    assert all(e["result"] == "Succeeded" for e in record["history"] if e["name"] in record["flow"]["phases"])
+    releases = dyn.resources.get(api_version="v1", kind="Secret").get(
+        namespace=namespace, label_selector="owner=helm,name=keystone").to_dict()["items"]
+    assert sorted(r["metadata"]["labels"]["status"] for r in releases) == ["deployed", "superseded"]
+    slices = dyn.resources.get(api_version="discovery.k8s.io/v1", kind="EndpointSlice").get(
+        namespace=namespace, label_selector="kubernetes.io/service-name=keystone-api").to_dict()["items"]
+    assert any((e.get("conditions") or {}).get("ready") for s in slices for e in s.get("endpoints") or [])
