@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -20,7 +21,7 @@ import pytest
 from kubernetes import dynamic
 
 from support import kube
-from support.ansible import ROOT, run_module
+from support.ansible import ROOT, module_command, module_result, run_module
 from support.second_apiserver import SecondApiserver
 from support.tcp_proxy import Proxy
 from support.phase_args import GROUP, phase_args
@@ -109,6 +110,63 @@ def test_an_apiserver_killed_and_restarted_mid_wait_leaves_a_phase_that_succeeds
     record = dyn.resources.get(api_version=GROUP, kind="ServiceLifecycle").get(
         name="svc", namespace=namespace).to_dict()["status"]
     assert record["history"][-1]["result"] == "Succeeded" and record["currentPhase"] == ""
+
+
+def _descendant(pid: int, needle: str) -> int:
+    """The process under `pid` whose command line contains `needle` (the module)."""
+    children = {pid}
+    for _round in range(10):
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry}/stat", encoding="utf-8") as stat:
+                    parent = int(stat.read().rsplit(")", 1)[1].split()[1])
+                with open(f"/proc/{entry}/cmdline", "rb") as cmdline:
+                    argv = cmdline.read().decode(errors="replace")
+            except (OSError, ValueError, IndexError):
+                continue
+            if parent in children:
+                children.add(int(entry))
+                if needle in argv and not argv.startswith("/bin/sh"):  # the module, not its shell
+                    return int(entry)
+    raise AssertionError(f"no process running {needle} under {pid}")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_signal_mid_wait_leaves_the_phase_running_and_a_rerun_attaches(
+        dyn: dynamic.DynamicClient, kubeconfig: str, crds: None, namespace: str, sig: signal.Signals) -> None:
+    """A cancelled job (AWX sends SIGINT, then SIGTERM) or Ctrl-C: the module
+    records why on the Phase, which stays Running with its Jobs; the re-run
+    attaches and finishes them, creating nothing twice."""
+    args = phase_args(namespace, values={"jobs": {"db_sync": {"duration": "15s"}}})
+    cmd, env = module_command("phase", args, kubeconfig)
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        kube.wait_for(dyn, "batch/v1", "Job", "ks-db-sync", namespace,
+                      lambda j: bool((j.get("status") or {}).get("active")), timeout=180)
+        os.kill(_descendant(proc.pid, "AnsiballZ_phase"), sig)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    result = module_result(cmd, proc.returncode, out, err)
+    name = result["phase"]["name"]
+    assert result["failed"] is True and result["changed"] is True
+    assert result["msg"] == (f"interrupted by {sig.name}: the Phase {name} stays Running and its Jobs go on; run "
+                             "the same phase again to attach to it, or delete it (state: absent) to stop them")
+    assert "Traceback" not in result["_raw"]
+    live = dyn.resources.get(api_version=GROUP, kind="Phase").get(name=name, namespace=namespace).to_dict()
+    assert live["status"]["state"] == "Running" and live["status"]["message"] == result["msg"]
+    db_sync = dyn.resources.get(api_version="batch/v1", kind="Job").get(name="ks-db-sync", namespace=namespace)
+    uid = db_sync.to_dict()["metadata"]["uid"]
+    assert not db_sync.to_dict()["spec"].get("suspend")  # its work goes on
+
+    again = run_module("phase", args, kubeconfig)
+    assert again.get("failed") is None, again.get("msg")
+    assert again["phase"]["name"] == name and again["phase"]["state"] == "Succeeded"
+    after = dyn.resources.get(api_version="batch/v1", kind="Job").get(name="ks-db-sync", namespace=namespace)
+    assert after.to_dict()["metadata"]["uid"] == uid and len(_pods_of(dyn, namespace, "ks-db-sync")) == 1
 
 
 # -- two flows on one service ---------------------------------------------------------

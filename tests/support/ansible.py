@@ -12,16 +12,16 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Dict, Mapping, Optional
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 
 
-def run_module(module: str, args: Mapping[str, Any], kubeconfig: Optional[str] = None,
-               check: bool = False, diff: bool = False,
-               env: Optional[Mapping[str, str]] = None, verbosity: int = 0) -> Dict[str, Any]:
-    """The module's result dict, with `failed` set when the task failed."""
+def module_command(module: str, args: Mapping[str, Any], kubeconfig: Optional[str] = None,
+                   check: bool = False, diff: bool = False, env: Optional[Mapping[str, str]] = None,
+                   verbosity: int = 0) -> Tuple[List[str], Dict[str, str]]:
+    """The `ansible localhost -m` command line and environment of one module call."""
     cmd = [str(BIN / "ansible"), "localhost", "-m", f"lcm.openstack.{module}", "-a", json.dumps(args)]
     if check:
         cmd.append("--check")
@@ -41,15 +41,27 @@ def run_module(module: str, args: Mapping[str, Any], kubeconfig: Optional[str] =
     if kubeconfig:
         full_env["K8S_AUTH_KUBECONFIG"] = kubeconfig
     full_env.update(env or {})
+    return cmd, full_env
+
+
+def run_module(module: str, args: Mapping[str, Any], kubeconfig: Optional[str] = None,
+               check: bool = False, diff: bool = False,
+               env: Optional[Mapping[str, str]] = None, verbosity: int = 0) -> Dict[str, Any]:
+    """The module's result dict, with `failed` set when the task failed."""
+    cmd, full_env = module_command(module, args, kubeconfig, check, diff, env, verbosity)
     proc = subprocess.run(cmd, capture_output=True, text=True, env=full_env, check=False)
+    return module_result(cmd, proc.returncode, proc.stdout, proc.stderr, verbosity)
+
+
+def module_result(cmd: List[str], rc: int, stdout: str, stderr: str, verbosity: int = 0) -> Dict[str, Any]:
+    """The result dict from what `ansible localhost -m` printed."""
     # With -v and more, Ansible prints its configuration before the JSON callback's document.
-    document = proc.stdout[proc.stdout.find("\n{") + 1:] if verbosity and not proc.stdout.startswith("{") \
-        else proc.stdout
+    document = stdout[stdout.find("\n{") + 1:] if verbosity and not stdout.startswith("{") else stdout
     try:
         out = json.loads(document)
     except ValueError as exc:
-        raise AssertionError(f"no JSON from {' '.join(cmd[:4])}: rc={proc.returncode}\n"
-                             f"stdout: {proc.stdout[-3000:]}\nstderr: {proc.stderr[-3000:]}") from exc
+        raise AssertionError(f"no JSON from {' '.join(cmd[:4])}: rc={rc}\n"
+                             f"stdout: {stdout[-3000:]}\nstderr: {stderr[-3000:]}") from exc
     result = out["plays"][0]["tasks"][0]["hosts"]["localhost"]
-    result["_raw"] = proc.stdout + proc.stderr
+    result["_raw"] = stdout + stderr
     return result
