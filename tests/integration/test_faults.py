@@ -133,7 +133,7 @@ def _descendant(pid: int, needle: str) -> int:
     raise AssertionError(f"no process running {needle} under {pid}")
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGKILL], ids=["SIGTERM", "SIGINT", "SIGKILL"])
 def test_a_signal_mid_wait_leaves_the_phase_running_and_a_rerun_attaches(
         dyn: dynamic.DynamicClient, kubeconfig: str, crds: None, namespace: str, sig: signal.Signals) -> None:
     """A cancelled job (AWX sends SIGINT, then SIGTERM) or Ctrl-C: the module
@@ -151,13 +151,17 @@ def test_a_signal_mid_wait_leaves_the_phase_running_and_a_rerun_attaches(
         if proc.poll() is None:
             proc.kill()
     result = module_result(cmd, proc.returncode, out, err)
-    name = result["phase"]["name"]
-    assert result["failed"] is True and result["changed"] is True
-    assert result["msg"] == (f"interrupted by {sig.name}: the Phase {name} stays Running and its Jobs go on; run "
-                             "the same phase again to attach to it, or delete it (state: absent) to stop them")
-    assert "Traceback" not in result["_raw"]
-    live = dyn.resources.get(api_version=GROUP, kind="Phase").get(name=name, namespace=namespace).to_dict()
-    assert live["status"]["state"] == "Running" and live["status"]["message"] == result["msg"]
+    assert result["failed"] is True
+    (live,) = dyn.resources.get(api_version=GROUP, kind="Phase").get(namespace=namespace).to_dict()["items"]
+    name = live["metadata"]["name"]
+    assert live["status"]["state"] == "Running"
+    if sig == signal.SIGKILL:  # nothing can be said; the Phase is found Running all the same
+        assert live["status"]["message"].startswith("wave ")
+    else:
+        assert result["changed"] is True and result["phase"]["name"] == name
+        assert result["msg"] == (f"interrupted by {sig.name}: the Phase {name} stays Running and its Jobs go on; "
+                                 "run the same phase again to attach to it, or delete it (state: absent) to stop them")
+        assert "Traceback" not in result["_raw"] and live["status"]["message"] == result["msg"]
     db_sync = dyn.resources.get(api_version="batch/v1", kind="Job").get(name="ks-db-sync", namespace=namespace)
     uid = db_sync.to_dict()["metadata"]["uid"]
     assert not db_sync.to_dict()["spec"].get("suspend")  # its work goes on
