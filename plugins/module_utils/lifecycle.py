@@ -10,8 +10,10 @@ read, so two writers never lose each other's history entries: a conflict
 from __future__ import annotations
 
 import copy
+import functools
 from typing import Any, Callable, Dict, Optional, Sequence
 
+from ansible_collections.lcm.openstack.plugins.module_utils import transient
 from ansible_collections.lcm.openstack.plugins.module_utils.compat import ConflictError, DynamicApiError, NotFoundError, ResourceNotFoundError
 from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseError, api_error
 from ansible_collections.lcm.openstack.plugins.module_utils.model import (
@@ -61,7 +63,7 @@ class Lifecycle:
 
     def get(self) -> Optional[Dict[str, Any]]:
         try:
-            return self.res.get(name=self.service, namespace=self.namespace).to_dict()
+            return transient.retry(lambda: self.res.get(name=self.service, namespace=self.namespace).to_dict())
         except NotFoundError:
             return None
 
@@ -131,7 +133,8 @@ class Lifecycle:
                 return status != before
             body = dict(current, status=status)
             try:
-                self.res.status.replace(body=body, namespace=self.namespace)
+                # Sent again after a blip, a replace that landed meets a conflict: read again.
+                transient.retry(functools.partial(self.res.status.replace, body=body, namespace=self.namespace))
                 return True
             except ConflictError:
                 continue  # someone else wrote in between: read again

@@ -89,3 +89,31 @@ def test_a_resumed_phase_keeps_the_state_from_before_its_first_run() -> None:
     lifecycle.phase_started(_phase("test"))  # run again with the same inputs
     lifecycle.phase_ended(_phase("test", "Succeeded"))
     assert records.record["status"]["state"] == "Operational"
+
+
+class _Flaky(_Records):
+    """A connection reset on the first read and the first write, as a blip does."""
+
+    def __init__(self, status: Dict[str, Any]) -> None:
+        super().__init__(status)
+        self.resets = {"get": 1, "replace": 1}
+
+    def _blip(self, call: str) -> None:
+        if self.resets[call]:
+            self.resets[call] -= 1
+            raise ConnectionResetError(104, "Connection reset by peer")
+
+    def get(self, name: str, namespace: str) -> _Obj:
+        self._blip("get")
+        return super().get(name, namespace)
+
+    def replace(self, body: Dict[str, Any], namespace: str) -> _Obj:
+        self._blip("replace")
+        return super().replace(body, namespace)
+
+
+def test_a_blip_on_the_record_is_retried_not_raised() -> None:
+    records = _Flaky({"state": "Operational"})
+    Lifecycle(_Dyn(records), "openstack", "keystone", "keystone").phase_ended(_phase("test", "Failed"))
+    assert records.resets == {"get": 0, "replace": 0}
+    assert records.record["status"]["state"] == "Failed"
