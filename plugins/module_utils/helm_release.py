@@ -21,11 +21,14 @@ and an uninstall that hangs in its hooks is retried without them
 
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
-from ansible_collections.lcm.openstack.plugins.module_utils import chart_jobs, diagnose, release_keep, release_removal
+from ansible_collections.lcm.openstack.plugins.module_utils import (
+    chart_jobs, diagnose, release_keep, release_lease, release_removal,
+)
 from ansible_collections.lcm.openstack.plugins.module_utils.compat import yaml
 from ansible_collections.lcm.openstack.plugins.module_utils.helm import Helm, HelmError, merge_values
 from ansible_collections.lcm.openstack.plugins.module_utils.redact import mask_secret
@@ -85,6 +88,8 @@ class ReleaseManager:
         self.helm.redactor.add_values(req.values)
         self.commands: List[str] = []
         self.extra: Dict[str, Any] = {}
+        # Another run on the release is refused by a Lease (release_lease.py).
+        self.guard = release_lease.ReleaseGuard(dyn, req.namespace, req.name) if dyn is not None else None
 
     # -- states ------------------------------------------------------------
     def present(self) -> Dict[str, Any]:
@@ -110,7 +115,8 @@ class ReleaseManager:
             no_hooks = self._adopt_kept(value_args) if operation == "install" else False
             if self.check_mode:
                 return self._result(True, operation, history, diff)
-            self._upgrade(value_args, history, operation, no_hooks)
+            with self._exclusive(operation, history):
+                self._upgrade(value_args, history, operation, no_hooks)
         history = self.helm.history(req.name, req.namespace)
         self._wait_for_release(history)
         return self._result(True, operation, history, diff)
@@ -122,8 +128,9 @@ class ReleaseManager:
         if not history or history[-1].get("status") == "uninstalled":
             return self._result(False, "none", history)
         if not self.check_mode:
-            done = release_removal.uninstall(self.helm, req.name, req.namespace, req.timeout, req.keep_history,
-                                             req.wait, req.purge_kept, self.dyn, str(history[-1].get("status")))
+            with self._exclusive("uninstall", history):
+                done = release_removal.uninstall(self.helm, req.name, req.namespace, req.timeout, req.keep_history,
+                                                 req.wait, req.purge_kept, self.dyn, str(history[-1].get("status")))
             self.commands += done.pop("commands")
             self.extra.update({k: v for k, v in done.items() if k != "msg"})
             if done["msg"]:
@@ -164,7 +171,8 @@ class ReleaseManager:
             args += self._apply_mode()
             if req.helm_wait:
                 args += self.helm.flag("wait")
-            self._run(args)
+            with self._exclusive("rollback", history):
+                self._run(args)
             history = self.helm.history(req.name, req.namespace)
             self._wait_for_release(history)
         result = self._result(True, "rollback", history)
@@ -358,9 +366,23 @@ class ReleaseManager:
         raise HelmError(f"release {self.req.name} has no earlier deployed revision to roll back to; "
                         "give revision")
 
+    @property
+    def warnings(self) -> List[str]:
+        return self.guard.warnings if self.guard is not None else []
+
+    def _exclusive(self, operation: str, history: List[Dict[str, Any]]) -> Any:
+        """Hold the release's Lease around the Helm command that changes it."""
+        if self.guard is None:
+            return contextlib.nullcontext()
+        return self.guard.held(f"helm {operation}", self.req.timeout, history,
+                               lambda: self.helm.history(self.req.name, self.req.namespace))
+
     def _refuse_pending(self, history: List[Dict[str, Any]]) -> None:
         if history and str(history[-1].get("status", "")).startswith("pending-"):
             last = history[-1]
+            held = self.guard.held_by_another(history) if self.guard is not None else None
+            if held:  # running, in another run: not stuck
+                raise HelmError(held, status=summary(self.req.name, self.req.namespace, history))
             deployed = [h["revision"] for h in history if h.get("status") in ("deployed", "superseded")]
             fix = (f"`helm rollback {self.req.name} {deployed[-1]} -n {self.req.namespace}`" if deployed
                    else f"`helm uninstall {self.req.name} -n {self.req.namespace}`")

@@ -273,6 +273,7 @@ def run_helm_release(module: Any) -> None:
         result = actions[state]()
     except PhaseError as exc:
         _mask(module, redactor)
+        _warn(module, manager.warnings)
         details = redactor.redact_deep(dict(exc.details))
         details.setdefault("command", manager.commands[-1] if manager.commands else "")
         module.fail_json(msg=redactor.redact(str(exc)), **details)
@@ -280,6 +281,7 @@ def run_helm_release(module: Any) -> None:
     if module._diff and diff:
         result["diff"] = diff
     _mask(module, redactor)
+    _warn(module, manager.warnings)
     module.exit_json(**result)
 
 
@@ -297,6 +299,11 @@ def run_helm_release_info(module: Any) -> None:
         module.fail_json(msg=redactor.redact(str(exc)), **redactor.redact_deep(dict(exc.details)))
     _mask(module, redactor)
     module.exit_json(changed=False, releases=releases)
+
+
+def _warn(module: Any, warnings: List[str]) -> None:
+    for warning in warnings:
+        module.warn(warning)
 
 
 def _mask(module: Any, redactor: Any) -> None:

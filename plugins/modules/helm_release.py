@@ -22,8 +22,19 @@ description:
   - Strings from O(secret_values), values under keys matching O(secret_key_pattern),
     and the data of the chart's Secrets never appear in output, diffs, returned values
     or error messages.
-  - A release stuck in C(pending-*) is reported with the command that clears it;
-    it is not cleared silently.
+  - One Helm operation per release at a time. Around each Helm command that changes
+    the release (install, upgrade, rollback, uninstall; never in check mode), the
+    module holds the C(coordination.k8s.io) Lease C(lcm-helm-<name>) in O(namespace)
+    for the playbook run, and gives it back when the command ends. A second run on
+    the release at the same time fails before it changes anything, naming the holder,
+    its operation and since when. Calls of one playbook run are one holder. The Lease
+    lasts O(timeout) plus 60 seconds and is renewed while Helm runs, so the Lease of
+    a run that was killed expires on its own and is taken over (with a warning).
+    Needs get, create and update on C(leases) in O(namespace) (the ClusterRole
+    C(lcm-openstack-phase) of the C(lcm.openstack.crds) role).
+  - A release stuck in C(pending-*) that no live run holds is reported with the command
+    that clears it; it is not cleared silently. One that another live run holds is
+    reported as running, naming its holder.
   - A first install finds the objects an earlier install of the release left behind
     (C(helm.sh/resource-policy=keep)). Helm never adopts a hook, so when every install
     hook of the chart is such a kept object, the release is installed without hooks

@@ -6,13 +6,16 @@ import base64
 import gzip
 import json
 import os
+import socket
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Dict
 
 import pytest
+import yaml
 
-from support import bed, kube
+from support import bed, kube, runner_account
 from support.ansible import run_module
 
 CHART = str(kube.ROOT / "tests" / "integration" / "charts" / "svc")
@@ -251,3 +254,74 @@ def test_helm_wait_hands_the_wait_to_helm(release) -> None:
     assert done["status"]["status"] == "deployed"
     flag = "--wait=watcher" if release.helm.endswith("4") else "--wait"
     assert flag in done["command"].split()
+
+
+def _release_lease(dyn, namespace: str) -> Dict[str, Any]:
+    return dyn.resources.get(api_version="coordination.k8s.io/v1", kind="Lease").get(
+        name="lcm-helm-rel", namespace=namespace).to_dict()
+
+
+@pytest.mark.parametrize("start", ["together", "while-pending"])
+@pytest.mark.parametrize("operation", ["install", "upgrade"])
+def test_two_runs_on_one_release_at_once_one_wins_the_other_names_it(release, dyn, operation, start) -> None:
+    """Two runs on one release whose install (or upgrade) takes seconds (its
+    db-sync hook runs 6 s): one wins untouched, the other is refused in one
+    line and changes nothing, whether it got there before Helm wrote the
+    release record (together) or found the record pending (while-pending),
+    which before was called stuck, to be cleared with helm uninstall."""
+    if operation == "upgrade":
+        ok(release())
+    revision = 1 if operation == "install" else 2
+    slow = {"jobs": {"db_sync": {"duration": "6s"}}}
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        first = pool.submit(release, values=dict(slow, replicas=2))
+        if start == "while-pending":
+            kube.wait_for(dyn, "v1", "Secret", f"sh.helm.release.v1.rel.v{revision}", release.namespace,
+                          lambda o: o["metadata"]["labels"].get("status") == f"pending-{operation}")
+        second = pool.submit(release, values=dict(slow, replicas=3))
+        results = [first.result(), second.result()]
+    won = [r for r in results if r.get("failed") is None]
+    lost = [r for r in results if r.get("failed")]
+    assert (len(won), len(lost)) == (1, 1), [r.get("msg") for r in results]
+    msg = lost[0]["msg"]
+    assert msg.startswith(f"another operation holds release rel: {socket.gethostname()}/"), msg
+    assert f"(helm {operation}) since " in msg and f"(Lease lcm-helm-rel in {release.namespace})" in msg
+    assert "Nothing was changed. Wait for it to end" in msg and "\n" not in msg
+    assert "helm uninstall" not in msg and "helm rollback" not in msg
+    if start == "while-pending":
+        assert lost[0] is results[1]
+        assert f"; meanwhile the release is pending-{operation} at revision {revision}. Nothing" in msg
+    assert (won[0]["operation"], won[0]["status"]["revision"], won[0]["status"]["status"]) == (
+        operation, revision, "deployed")
+    history = json.loads(helm_cli(release, "history", "rel", "-o", "json"))
+    assert [(h["revision"], h["status"]) for h in history] == (
+        [(1, "deployed")] if operation == "install" else [(1, "superseded"), (2, "deployed")])
+    # The winner's values, untouched by the loser.
+    deployed = json.loads(helm_cli(release, "get", "values", "rel", "-o", "json"))
+    assert deployed == lean(dict(slow, replicas=2 if won[0] is results[0] else 3))
+    lease = _release_lease(dyn, release.namespace)
+    assert "holderIdentity" not in lease["spec"], lease["spec"]
+    assert lease["metadata"]["annotations"]["lifecycle.openstack.org/helm-operation"] == f"helm {operation}"
+
+
+def test_the_runner_account_holds_the_release_lease(release, dyn, kubectl, kubeconfig) -> None:
+    """helm_release as the documented runner (docs/rbac.md) may take and give
+    back the release's Lease. Its ClusterRoles are bound through Roles of the
+    same rules, read from the files the crds role ships, so the test touches
+    nothing outside its namespace."""
+    ns = release.namespace
+    kubectl("create", "serviceaccount", runner_account.ACCOUNT, "-n", ns)
+    for name in ("rbac.yaml", "rbac-release.yaml"):
+        role = yaml.safe_load((bed.ROOT / "roles" / "crds" / "files" / name).read_text())
+        body = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+                "metadata": {"name": role["metadata"]["name"], "namespace": ns}, "rules": role["rules"]}
+        dyn.resources.get(api_version="rbac.authorization.k8s.io/v1", kind="Role").create(body=body, namespace=ns)
+        kubectl("create", "rolebinding", role["metadata"]["name"], "-n", ns, "--role", role["metadata"]["name"],
+                "--serviceaccount", f"{ns}:{runner_account.ACCOUNT}")
+    env = runner_account.credential_env(dyn, kubeconfig, ns)
+    args = {"name": "rel", "namespace": ns, "chart": CHART, "binary_path": release.helm, "values": lean({})}
+    done = ok(run_module("helm_release", args, None, env=env))
+    assert (done["operation"], done["status"]["status"]) == ("install", "deployed")
+    assert "holderIdentity" not in _release_lease(dyn, ns)["spec"]
+    again = ok(run_module("helm_release", dict(args, values=lean({"replicas": 2})), None, env=env))
+    assert (again["operation"], again["status"]["revision"]) == ("upgrade", 2)

@@ -2,79 +2,17 @@
 
 from __future__ import annotations
 
-import copy
-import json
 from datetime import datetime, timedelta, timezone
-from typing import Any, Dict, Optional
+from typing import Any
 
 import pytest
-from kubernetes.client.rest import ApiException
-from kubernetes.dynamic.exceptions import ConflictError, DynamicApiError, NotFoundError
+from support.fake_leases import Dyn as _Dyn
+from support.fake_leases import Leases as _Leases
 
 from ansible_collections.lcm.openstack.plugins.module_utils import flow_lease
 from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseError
 
 T0 = datetime(2026, 11, 23, 12, 0, 0, tzinfo=timezone.utc)
-
-
-def _error(cls: type, status: int) -> DynamicApiError:
-    exc = ApiException(status=status, reason="x")
-    exc.body = json.dumps({"kind": "Status", "code": status, "message": "x"})
-    return cls(exc)
-
-
-class _R:
-    def __init__(self, data: Dict[str, Any]) -> None:
-        self.data = data
-
-    def to_dict(self) -> Dict[str, Any]:
-        return copy.deepcopy(self.data)
-
-
-class _Leases:
-    """One namespace's Leases with resourceVersion checks, as the apiserver does."""
-
-    def __init__(self) -> None:
-        self.items: Dict[str, Dict[str, Any]] = {}
-        self.version = 0
-        self.race: Optional[Dict[str, Any]] = None  # written by "another run" just before our write
-
-    def get(self, name: str, namespace: str) -> _R:
-        if name not in self.items:
-            raise _error(NotFoundError, 404)
-        return _R(self.items[name])
-
-    def _store(self, body: Dict[str, Any]) -> None:
-        self.version += 1
-        body = copy.deepcopy(body)
-        body["metadata"]["resourceVersion"] = str(self.version)
-        self.items[body["metadata"]["name"]] = body
-
-    def create(self, body: Dict[str, Any], namespace: str) -> None:
-        if self.race is not None:
-            self._store(self.race)
-            self.race = None
-        if body["metadata"]["name"] in self.items:
-            raise _error(ConflictError, 409)
-        self._store(body)
-
-    def replace(self, body: Dict[str, Any], name: str, namespace: str) -> None:
-        if self.race is not None:
-            self._store(self.race)
-            self.race = None
-        if body["metadata"].get("resourceVersion") != self.items[name]["metadata"]["resourceVersion"]:
-            raise _error(ConflictError, 409)
-        self._store(body)
-
-
-class _Dyn:
-    def __init__(self, leases: _Leases) -> None:
-        self.resources = self
-        self.leases = leases
-
-    def get(self, api_version: str, kind: str) -> _Leases:
-        assert (api_version, kind) == ("coordination.k8s.io/v1", "Lease")
-        return self.leases
 
 
 def _lease(leases: _Leases, holder: str) -> flow_lease.FlowLease:

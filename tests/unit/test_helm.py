@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Dict, List
 
 import pytest
+from support.fake_helm import fake_helm
 
 from ansible_collections.lcm.openstack.plugins.module_utils import helm as helm_mod
 from ansible_collections.lcm.openstack.plugins.module_utils.helm import Helm, HelmError, merge_values
@@ -17,28 +18,6 @@ from ansible_collections.lcm.openstack.plugins.module_utils.helm_release import 
     ReleaseManager, ReleaseRequest, summary,
 )
 from ansible_collections.lcm.openstack.plugins.module_utils.redact import Redactor
-
-
-def fake_helm(tmp_path: Path, version: str, history: List[Dict[str, Any]]) -> Path:
-    """A helm that prints its version and a canned history, and logs every call."""
-    log = tmp_path / "calls.jsonl"
-    script = tmp_path / "helm"
-    script.write_text(f"""#!/usr/bin/env python3
-import json, sys
-args = sys.argv[1:]
-with open({str(log)!r}, "a") as f:
-    f.write(json.dumps(args) + "\\n")
-if args[:1] == ["version"]:
-    print({version!r}, end="")
-elif args[:1] == ["history"]:
-    print(json.dumps({history!r}))
-elif args[:1] == ["rollback"]:
-    print("Rollback was a success!")
-else:
-    sys.exit(0)
-""")
-    script.chmod(script.stat().st_mode | stat.S_IEXEC)
-    return script
 
 
 def calls(tmp_path: Path) -> List[List[str]]:

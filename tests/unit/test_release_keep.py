@@ -10,6 +10,7 @@ from typing import Any, Dict, List, Set, Tuple
 
 import pytest
 import yaml
+from support.fake_leases import Leases
 
 from ansible_collections.lcm.openstack.plugins.module_utils import chart_jobs, release_keep
 from ansible_collections.lcm.openstack.plugins.module_utils.compat import NotFoundError
@@ -74,14 +75,16 @@ class FakeResource:
 
 
 class FakeDyn:
-    """The few dynamic-client calls release_keep makes, over a set of (kind, name)."""
+    """The few dynamic-client calls release_keep makes, over a set of (kind, name);
+    and the release's Lease, which helm_release holds around the uninstall."""
 
     def __init__(self, objects: Set[Tuple[str, str]]) -> None:
         self.objects = objects
         self.resources = self
+        self.leases = Leases()
 
-    def get(self, api_version: str, kind: str) -> FakeResource:  # resources.get
-        return FakeResource(self.objects, kind)
+    def get(self, api_version: str, kind: str) -> Any:  # resources.get
+        return self.leases if kind == "Lease" else FakeResource(self.objects, kind)
 
 
 def uninstall_helm(tmp_path: Path, first_status: str, hang: bool) -> Path:
