@@ -22,6 +22,7 @@ from datetime import datetime
 from typing import Any, Optional
 
 from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.flow import FLOWS
 from ansible_collections.lcm.openstack.plugins.module_utils.lease import (
     ANNOTATION_TAKEN_OVER, DURATION, Holder, Lease, Outcome, holder_identity, playbook_pid,
 )
@@ -44,7 +45,8 @@ class FlowLease(Lease):
         self.service = service
 
     def what(self, purpose: str) -> str:
-        return f"{purpose} flow"
+        """A flow's name, or what a run outside any flow holds it for ("install phase")."""
+        return f"{purpose} flow" if purpose in FLOWS else purpose
 
     def said(self, action: str, previous: str = "", stopped: Optional[str] = None) -> str:
         if action == "took-over":
@@ -55,9 +57,9 @@ class FlowLease(Lease):
 
     def refusal(self, held: Holder, now: datetime) -> PhaseError:
         return PhaseError(
-            f"{self.service} is held by another {held.purpose} flow: "
+            f"{self.service} is held by another {self.what(held.purpose)}: "
             f"{held.identity}, since {held.since}, renewed {held.renewed_ago(now)}s ago "
-            f"(Lease {self.name} in {self.namespace}). One flow at a time per service: wait for it to end; "
+            f"(Lease {self.name} in {self.namespace}). One run at a time per service: wait for it to end; "
             f"if that run is gone, the lease is free {held.free_in(now)}s from now")
 
     def raced(self) -> PhaseError:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any, Dict, Mapping, Optional
 
+from ansible_collections.lcm.openstack.plugins.module_utils import transient
 from ansible_collections.lcm.openstack.plugins.module_utils.compat import ConflictError, DynamicApiError, NotFoundError
 from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseError, api_error
 
@@ -55,6 +56,15 @@ def playbook_pid(start: Optional[int] = None) -> int:
             found = pid
         pid = parent
     return found or os.getppid()
+
+
+def ended_here(identity: str) -> bool:
+    """A holder on this very host whose process is gone: its run has ended
+    (the renewer that would give the Lease back may not have yet), so the
+    Lease is free now rather than when it expires. Another host's holders
+    cannot be seen from here; their Leases expire."""
+    host, _, pid = identity.rpartition("/")
+    return host == socket.gethostname() and pid.isdigit() and not os.path.exists(f"/proc/{int(pid)}")
 
 
 def now_utc() -> datetime:
@@ -116,7 +126,9 @@ class Lease:
         lease = self._get()
         if lease is None:
             try:
-                self.res.create(body=self._body(purpose, now, now, 0), namespace=self.namespace)
+                # A create sent again after a blip that had landed meets 409: read below, it is ours.
+                transient.retry(lambda: self.res.create(body=self._body(purpose, now, now, 0),
+                                                        namespace=self.namespace))
                 return Outcome("acquired", self.said("acquired"))
             except DynamicApiError as exc:
                 if exc.status == 404:
@@ -193,7 +205,7 @@ class Lease:
         spec = lease.get("spec") or {}
         current = spec.get("holderIdentity") or ""
         renewed = parse_time(spec.get("renewTime")) or parse_time(spec.get("acquireTime"))
-        if not current or renewed is None:
+        if not current or renewed is None or ended_here(current):
             return None
         expires = renewed + timedelta(seconds=spec.get("leaseDurationSeconds") or self.duration)
         if expires <= now:
@@ -211,7 +223,7 @@ class Lease:
 
     def _get(self) -> Optional[Dict[str, Any]]:
         try:
-            return self.res.get(name=self.name, namespace=self.namespace).to_dict()
+            return transient.retry(lambda: self.res.get(name=self.name, namespace=self.namespace).to_dict())
         except NotFoundError:
             return None
         except DynamicApiError as exc:
@@ -221,8 +233,11 @@ class Lease:
         """Write with the resourceVersion read: two runs cannot both win."""
         body = dict(body, metadata=dict(body["metadata"], resourceVersion=lease["metadata"]["resourceVersion"]))
         try:
-            self.res.replace(body=body, name=self.name, namespace=self.namespace)
+            transient.retry(lambda: self.res.replace(body=body, name=self.name, namespace=self.namespace))
         except ConflictError as exc:
-            raise self.raced() from exc
+            # Sent again after a blip, a write that landed the first time meets a conflict.
+            now = (self._get() or {}).get("spec") or {}
+            if any(now.get(k) != body["spec"].get(k) for k in ("holderIdentity", "renewTime")):
+                raise self.raced() from exc
         except DynamicApiError as exc:
             raise api_error(exc, "update", "leases", self.namespace) from exc
