@@ -4,9 +4,10 @@
 
 The client comes from kubernetes.core (the same options, K8S_AUTH_* as AWX
 injects them). What this adds: a kubeconfig option naming no file, an
-apiserver that cannot be reached and a certificate that does not verify
-each end the task with one line naming the option that fixes it, not a
-traceback (errors.connection_error).
+apiserver that cannot be reached, a certificate that does not verify,
+credentials it does not accept (401), a request it denies (403) and a
+namespace that does not exist each end the task with one line naming what
+fixes it, not a traceback (errors.connection_error, errors.refusal).
 """
 
 from __future__ import annotations
@@ -17,22 +18,33 @@ from typing import Any, Callable
 
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
-from ansible_collections.lcm.openstack.plugins.module_utils.errors import connection_error
+from ansible_collections.lcm.openstack.plugins.module_utils.errors import connection_error, refusal
 
 
 def reported(run: Callable[[Any], None]) -> Callable[[Any], None]:
-    """A module's run whose failure to talk to the apiserver at all (refused,
-    unreachable, a certificate that does not verify, a connection that broke
-    for good) ends the task with one line naming the option that fixes it,
-    not a traceback. Anything else is raised as it is."""
+    """A module's run whose failure to talk to the apiserver ends the task
+    with one line naming what fixes it, not a traceback with the HTTP
+    headers: refused, unreachable, a certificate that does not verify, a
+    connection that broke for good (errors.connection_error); and an API
+    answer that nothing below caught (errors.refusal): credentials not
+    accepted (401), a request denied (403), a namespace that does not exist.
+    Anything else is raised as it is.
+
+    Why here, and not an api_error around every call: a 401 or a 403 says
+    nothing about the object at hand, so no caller has anything to add or
+    to recover, and the apiserver's Status already names the verb, resource,
+    API group and namespace it denied. One place then covers every API call
+    of every module, discovery, kubernetes.core's and those still to be
+    written, with the same line api_error gives where a caller does catch
+    (it also words other statuses with what the caller was doing)."""
     @functools.wraps(run)
     def wrapper(module: Any) -> None:
         try:
             run(module)
-        except Exception as exc:  # noqa: BLE001 - sorted by connection_error, re-raised otherwise
+        except Exception as exc:  # noqa: BLE001 - sorted by connection_error and refusal, re-raised otherwise
             if isinstance(exc, FileNotFoundError) and _missing_kubeconfig(module):
                 module.fail_json(msg=_missing_kubeconfig(module))
-            err = connection_error(exc, module.params.get("host") or "")
+            err = connection_error(exc, module.params.get("host") or "") or refusal(exc)
             if err is None:
                 raise
             module.fail_json(msg=str(err))

@@ -22,10 +22,12 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence
 
 from ansible_collections.lcm.openstack.plugins.module_utils.compat import yaml
-from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseError, namespace_missing
 from ansible_collections.lcm.openstack.plugins.module_utils.redact import Redactor
 
 MIN_VERSION = (3, 8, 0)  # OCI charts without the experimental flag
+# What the apiserver says, through Helm, to a write into a namespace that does not exist.
+_NAMESPACE_NOT_FOUND = re.compile(r'\bnamespaces "([^"]+)" not found')
 # Flags that Helm 4 renamed.
 FLAGS = {
     3: {"atomic": ["--atomic"], "force": ["--force"], "wait": ["--wait"],
@@ -77,9 +79,14 @@ class Helm:
         return result
 
     def error(self, result: Result, what: str = "") -> HelmError:
-        """A HelmError with Helm's output, credentials masked."""
+        """A HelmError with Helm's output, credentials masked; a namespace
+        that does not exist said as such, with the option that creates it."""
         stdout, stderr = self.redactor.redact(result.stdout), self.redactor.redact(result.stderr)
-        return HelmError(f"{what or 'helm ' + result.command[1]} failed: {stderr.strip().removeprefix('Error: ')}",
+        reason = stderr.strip().removeprefix('Error: ')
+        gone = _NAMESPACE_NOT_FOUND.search(stderr)
+        if gone:
+            reason = str(namespace_missing(gone.group(1), helm=True))
+        return HelmError(f"{what or 'helm ' + result.command[1]} failed: {reason}",
                          command=" ".join(result.command), stdout=stdout, stderr=stderr)
 
     @property

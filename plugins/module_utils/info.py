@@ -6,11 +6,12 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
 
-from ansible_collections.lcm.openstack.plugins.module_utils.compat import DynamicApiError, ResourceNotFoundError
-from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseError, api_error
+from ansible_collections.lcm.openstack.plugins.module_utils.compat import DynamicApiError
+from ansible_collections.lcm.openstack.plugins.module_utils.crd import lcm_resource
+from ansible_collections.lcm.openstack.plugins.module_utils.errors import api_error
 from ansible_collections.lcm.openstack.plugins.module_utils.flow import report as flow_report, summary as flow_summary
 from ansible_collections.lcm.openstack.plugins.module_utils.model import (
-    API_VERSION, LABEL_SERVICE, LABEL_TYPE, LIFECYCLE_KIND, PHASE_KIND,
+    LABEL_SERVICE, LABEL_TYPE, LIFECYCLE_KIND, PHASE_KIND,
 )
 from ansible_collections.lcm.openstack.plugins.module_utils.phase_status import summary
 
@@ -30,10 +31,7 @@ def lifecycle_summary(slc: Dict[str, Any]) -> Dict[str, Any]:
 
 
 def _list(dyn: Any, kind: str, namespace: Optional[str], selector: str) -> List[Dict[str, Any]]:
-    try:
-        res = dyn.resources.get(api_version=API_VERSION, kind=kind)
-    except ResourceNotFoundError as exc:
-        raise PhaseError(f"the {kind} CRD is not installed: run the lcm.openstack.crds role first") from exc
+    res = lcm_resource(dyn, kind)
     try:
         items = res.get(namespace=namespace, label_selector=selector or None).to_dict()
     except DynamicApiError as exc:

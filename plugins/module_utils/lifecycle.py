@@ -14,7 +14,8 @@ import functools
 from typing import Any, Callable, Dict, Optional, Sequence
 
 from ansible_collections.lcm.openstack.plugins.module_utils import transient
-from ansible_collections.lcm.openstack.plugins.module_utils.compat import ConflictError, DynamicApiError, NotFoundError, ResourceNotFoundError
+from ansible_collections.lcm.openstack.plugins.module_utils.compat import ConflictError, DynamicApiError, NotFoundError
+from ansible_collections.lcm.openstack.plugins.module_utils.crd import lcm_resource
 from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseError, api_error
 from ansible_collections.lcm.openstack.plugins.module_utils.model import (
     API_VERSION, FAILED, FIELD_MANAGER, LABEL_SERVICE, LIFECYCLE_KIND, RUNNING_STATE, SUCCEEDED,
@@ -29,11 +30,7 @@ VERSIONED = ("install", "upgrade", "rollback")
 class Lifecycle:
     def __init__(self, dyn: Any, namespace: str, service: str, release: str) -> None:
         self.namespace, self.service, self.release = namespace, service, release
-        try:
-            self.res = dyn.resources.get(api_version=API_VERSION, kind=LIFECYCLE_KIND)
-        except ResourceNotFoundError as exc:
-            raise PhaseError("the ServiceLifecycle CRD is not installed: run the "
-                             "lcm.openstack.crds role first") from exc
+        self.res = lcm_resource(dyn, LIFECYCLE_KIND)
 
     def ensure(self, depends_on: Optional[Sequence[str]] = None) -> Dict[str, Any]:
         """Create the record if it is missing; set dependsOn when it is given.

@@ -28,12 +28,14 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
 from ansible_collections.lcm.openstack.plugins.module_utils.apply import delete_and_wait
 from ansible_collections.lcm.openstack.plugins.module_utils.compat import (
-    DynamicApiError, NotFoundError, ResourceNotFoundError,
+    DynamicApiError, NotFoundError,
 )
-from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseError, PhaseFailed, api_error
+from ansible_collections.lcm.openstack.plugins.module_utils.crd import lcm_resource
+from ansible_collections.lcm.openstack.plugins.module_utils.errors import ObjectNotFound, PhaseError, PhaseFailed, api_error
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle import Lifecycle
+from ansible_collections.lcm.openstack.plugins.module_utils import namespaces
 from ansible_collections.lcm.openstack.plugins.module_utils.model import (
-    API_VERSION, FAILED, LABEL_SERVICE, LABEL_SPEC_HASH, PHASE_KIND, RUNNING, SUCCEEDED,
+    FAILED, LABEL_SERVICE, LABEL_SPEC_HASH, PHASE_KIND, RUNNING, SUCCEEDED,
 )
 from ansible_collections.lcm.openstack.plugins.module_utils.phase import PhaseRunner
 from ansible_collections.lcm.openstack.plugins.module_utils.phase_status import StatusWriter, summary
@@ -184,11 +186,7 @@ class TrafficRunner:
                 self.redactor.add(password)
         if req.check and req.check.test:
             self.redactor.add_values(req.check.test.source.values or {})
-        try:
-            self.phases = dyn.resources.get(api_version=API_VERSION, kind=PHASE_KIND)
-        except ResourceNotFoundError as exc:
-            raise PhaseError("the Phase CRD (phases.lifecycle.openstack.org) is not installed: "
-                             "run the lcm.openstack.crds role first") from exc
+        self.phases = lcm_resource(dyn, PHASE_KIND)
         self.backend: Any = None
         self.writer: Optional[StatusWriter] = None
 
@@ -196,6 +194,12 @@ class TrafficRunner:
         """Drain or roll out; every error message leaves with credentials masked."""
         try:
             return self._run()
+        except ObjectNotFound as exc:
+            # Not found, or its whole namespace is missing: asked only now, once.
+            gone = namespaces.missing(self.dyn, exc.namespace)
+            if gone is None:
+                raise
+            raise gone from exc
         except PhaseError as exc:
             exc.args = (self.redactor.redact(str(exc)),)
             exc.details = self.redactor.redact_deep(exc.details)

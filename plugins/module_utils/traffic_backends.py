@@ -16,7 +16,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils.apply import _reason
 from ansible_collections.lcm.openstack.plugins.module_utils.compat import (
     DynamicApiError, NotFoundError, ResourceNotFoundError,
 )
-from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseError, api_error
+from ansible_collections.lcm.openstack.plugins.module_utils.errors import ObjectNotFound, PhaseError, api_error
 from ansible_collections.lcm.openstack.plugins.module_utils.model import FIELD_MANAGER, GROUP
 
 TRAFFIC_MANAGER = f"{FIELD_MANAGER}-traffic"
@@ -66,7 +66,7 @@ def live_selector(services: Any, name: str, namespace: str) -> Dict[str, str]:
     """The selector of a Service, which must exist and select pods."""
     svc = get(services, name, namespace)
     if svc is None:
-        raise PhaseError(f"Service {name} not found in namespace {namespace}")
+        raise ObjectNotFound(f"Service {name} not found in namespace {namespace}", namespace)
     selector = dict((svc.get("spec") or {}).get("selector") or {})
     if not selector:
         raise PhaseError(f"Service {name} has no selector: its endpoints are managed outside "

@@ -19,7 +19,7 @@ from __future__ import annotations
 import copy
 from typing import Any, Dict, List, Optional, Union
 
-from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.errors import ObjectNotFound, PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.model import LABEL_SERVICE
 from ansible_collections.lcm.openstack.plugins.module_utils.traffic_backends import Plan, apply, get, resource
 
@@ -128,7 +128,8 @@ class IngressCanary(WeightBackend):
     def load(self) -> None:
         primary = get(self.res, self.req.ingress, self.req.namespace)
         if primary is None:
-            raise PhaseError(f"Ingress {self.req.ingress} not found in namespace {self.req.namespace}")
+            raise ObjectNotFound(f"Ingress {self.req.ingress} not found in namespace {self.req.namespace}",
+                                 self.req.namespace)
         self.primary = primary
         self.live = get(self.res, self.name, self.req.namespace)
 
@@ -221,7 +222,8 @@ class RouteWeights(WeightBackend):
             # removed since answers 404 too. Ask again before blaming the name.
             self.dyn.resources.invalidate_cache()
             self.res = resource(self.dyn, ROUTE_API, "Route", hint=NO_ROUTE_API)
-            raise PhaseError(f"Route {self.name} not found in namespace {self.req.namespace}")
+            raise ObjectNotFound(f"Route {self.name} not found in namespace {self.req.namespace}",
+                                 self.req.namespace)
 
     def weight(self) -> int:
         return route_weight(self.live or {}, self.canary)

@@ -21,7 +21,8 @@ from datetime import datetime, timezone
 from typing import Any, Dict, List, Optional
 
 from ansible_collections.lcm.openstack.plugins.module_utils.assessment import cluster_status
-from ansible_collections.lcm.openstack.plugins.module_utils.compat import DynamicApiError, NotFoundError, ResourceNotFoundError
+from ansible_collections.lcm.openstack.plugins.module_utils.compat import DynamicApiError, NotFoundError
+from ansible_collections.lcm.openstack.plugins.module_utils.crd import lcm_resource
 from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseError, api_error, is_authorization_denial
 from ansible_collections.lcm.openstack.plugins.module_utils.insights import Settings, Snapshot
 from ansible_collections.lcm.openstack.plugins.module_utils.model import (
@@ -53,11 +54,7 @@ class StatusKeeper:
     def __init__(self, dyn: Any, settings: Optional[Settings] = None, check_mode: bool = False) -> None:
         self.dyn, self.check_mode = dyn, check_mode
         self.settings = settings or Settings()
-        try:
-            self.res = dyn.resources.get(api_version=API_VERSION, kind=KIND)
-        except ResourceNotFoundError as exc:
-            raise PhaseError("the UpdateStatus CRD (updatestatuses.lifecycle.openstack.org) is not installed: "
-                             "run the lcm.openstack.crds role first") from exc
+        self.res = lcm_resource(dyn, KIND)
 
     def run(self, details: str = "none", now: Optional[datetime] = None) -> Dict[str, Any]:
         now = now or datetime.now(timezone.utc)
@@ -90,7 +87,8 @@ class StatusKeeper:
 
     def _list(self, api_version: str, kind: str, namespace: Optional[str] = None,
               selector: Optional[str] = None) -> List[Dict[str, Any]]:
-        res = self.dyn.resources.get(api_version=api_version, kind=kind)
+        res = (lcm_resource(self.dyn, kind) if api_version == API_VERSION
+               else self.dyn.resources.get(api_version=api_version, kind=kind))
         try:
             items = res.get(namespace=namespace, label_selector=selector).to_dict().get("items") or []
         except DynamicApiError as exc:
