@@ -63,7 +63,7 @@ def ended_here(identity: str) -> bool:
     (the renewer that would give the Lease back may not have yet), so the
     Lease is free now rather than when it expires. Another host's holders
     cannot be seen from here; their Leases expire."""
-    host, _, pid = identity.rpartition("/")
+    host, pid = identity.rpartition("/")[::2]
     return host == socket.gethostname() and pid.isdigit() and not os.path.exists(f"/proc/{int(pid)}")
 
 

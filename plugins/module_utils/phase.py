@@ -18,20 +18,21 @@ import os
 import time
 from typing import Any, Dict, List, Mapping, Optional
 
-from ansible_collections.lcm.openstack.plugins.module_utils.compat import DynamicApiError, NotFoundError, ResourceNotFoundError
+from ansible_collections.lcm.openstack.plugins.module_utils.compat import DynamicApiError, NotFoundError
 from ansible_collections.lcm.openstack.plugins.module_utils import (
-    backup_step, dependencies, interrupt, ownership, release_storage, render, resume, selection, steps,
-    transient,
+    backup_step, dependencies, interrupt, ownership, release_storage, render, resume, selection,
+    service_hold, steps, transient,
 )
 from ansible_collections.lcm.openstack.plugins.module_utils.apply import (
     Applied, Applier, delete_and_wait, owner_reference,
 )
 from ansible_collections.lcm.openstack.plugins.module_utils.ownership import helm_release_of
+from ansible_collections.lcm.openstack.plugins.module_utils.crd import lcm_resource
 from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseError, PhaseFailed, api_error
 from ansible_collections.lcm.openstack.plugins.module_utils.helm import find_helm, merge_values
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle import Lifecycle
 from ansible_collections.lcm.openstack.plugins.module_utils.model import (
-    API_VERSION, FAILED, LABEL_PHASE, LABEL_SERVICE, LABEL_SPEC_HASH, LABEL_TYPE, PENDING,
+    FAILED, LABEL_PHASE, LABEL_SERVICE, LABEL_SPEC_HASH, LABEL_TYPE, PENDING,
     DATABASE_JOBS, PHASE_KIND, RELEASE_WORKLOADS, RUNNING, SUCCEEDED, WORKLOAD_KINDS,
 )
 from ansible_collections.lcm.openstack.plugins.module_utils.phase_status import StatusWriter, summary
@@ -61,6 +62,7 @@ class PhaseRunner:
         # The backup or restore Job made from the mariadb backup CronJob, if any (set by _render).
         self.cronjob_step: Optional[backup_step.Planned] = None
         self.phases = self._phase_resource()
+        self.held = ""  # how this run took its service's Lease (service_hold.py), if it did
 
     # -- entry points ------------------------------------------------------
     def present(self) -> Dict[str, Any]:
@@ -109,6 +111,8 @@ class PhaseRunner:
         if self.check_mode:
             return self._dry_run(body, objects, existing, same and state in (PENDING, RUNNING, FAILED), earlier)
         self._preflight(objects)
+        if not self.parent:  # a rollout's check runs inside the rollout, which holds the service
+            self.held = service_hold.hold(self.dyn, req.namespace, req.service, f"{req.type} phase")
         if existing is not None and not same:
             self._delete_and_wait(name)
             existing = None
@@ -301,11 +305,7 @@ class PhaseRunner:
 
     # -- Phase objects -----------------------------------------------------
     def _phase_resource(self) -> Any:
-        try:
-            return self.dyn.resources.get(api_version=API_VERSION, kind=PHASE_KIND)
-        except ResourceNotFoundError as exc:
-            raise PhaseError("the Phase CRD (phases.lifecycle.openstack.org) is not installed: "
-                             "run the lcm.openstack.crds role first") from exc
+        return lcm_resource(self.dyn, PHASE_KIND)
 
     def _get(self, name: str) -> Optional[Dict[str, Any]]:
         try:

@@ -173,6 +173,34 @@ def test_a_signal_mid_wait_leaves_the_phase_running_and_a_rerun_attaches(
     assert after.to_dict()["metadata"]["uid"] == uid and len(_pods_of(dyn, namespace, "ks-db-sync")) == 1
 
 
+def test_two_runs_of_one_phase_started_together_one_runs_it_the_other_is_refused(
+        dyn: dynamic.DynamicClient, kubeconfig: str, crds: None, namespace: str) -> None:
+    """Two operators (or a retried job) start the same phase at once. One runs
+    it; the other is refused at once, naming it, instead of both driving one
+    Phase."""
+    args = phase_args(namespace, values={"jobs": {"db_sync": {"duration": "10s"}}})
+    runs = [module_command("phase", args, kubeconfig), module_command("phase", args, kubeconfig)]
+    procs = [subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for cmd, env in runs]
+    results = [module_result(cmd, p.returncode, *p.communicate(timeout=600))
+               for (cmd, _env), p in zip(runs, procs)]
+    won = [r for r in results if not r.get("failed")]
+    lost = [r for r in results if r.get("failed")]
+    assert len(won) == 1 and len(lost) == 1, [r.get("msg") for r in results]
+    assert won[0]["changed"] is True and won[0]["phase"]["state"] == "Succeeded"
+    assert lost[0]["changed"] is False
+    assert lost[0]["msg"].startswith("svc is held by another install phase: ") or \
+        lost[0]["msg"].startswith("svc: another run changed the flow lease lcm-flow-svc at the same moment"), \
+        lost[0]["msg"]
+    (phase,) = dyn.resources.get(api_version=GROUP, kind="Phase").get(namespace=namespace).to_dict()["items"]
+    assert phase["status"]["state"] == "Succeeded"
+    for job in [o["name"] for o in phase["status"]["objects"] if o["kind"] == "Job"]:
+        assert len(_pods_of(dyn, namespace, job)) == 1, job  # run once
+    # Given back once the winner's run has ended (by its renewer, which sees the run end).
+    kube.wait_for(dyn, "coordination.k8s.io/v1", "Lease", "lcm-flow-svc", namespace,
+                  lambda lease: not lease["spec"].get("holderIdentity"), timeout=30)
+
+
 # -- two flows on one service ---------------------------------------------------------
 
 def _flow(kubeconfig: str, playbook: str, namespace: str, **extra: Any) -> List[str]:
