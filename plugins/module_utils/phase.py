@@ -20,8 +20,8 @@ from typing import Any, Dict, List, Mapping, Optional
 
 from ansible_collections.lcm.openstack.plugins.module_utils.compat import DynamicApiError, NotFoundError
 from ansible_collections.lcm.openstack.plugins.module_utils import (
-    backup_step, dependencies, interrupt, ownership, release_storage, render, resume, selection,
-    service_hold, steps, transient,
+    backup_step, dependencies, ownership, phase_record, release_storage, render, resume, selection,
+    service_hold, steps,
 )
 from ansible_collections.lcm.openstack.plugins.module_utils.apply import (
     Applied, Applier, delete_and_wait, owner_reference,
@@ -175,14 +175,6 @@ class PhaseRunner:
                     out.append(r)
         return out
 
-    def _refresh_update_status(self) -> None:
-        """The UpdateStatus shows this phase as current while it runs."""
-        from ansible_collections.lcm.openstack.plugins.module_utils.update_status import refresh
-
-        warning = refresh(self.dyn)
-        if warning:
-            self.warnings.append(warning)
-
     def _values(self) -> Optional[Mapping[str, Any]]:
         """The values to render with: the deployed release's first, when asked."""
         src = self.req.source
@@ -206,73 +198,40 @@ class PhaseRunner:
         name = phase["metadata"]["name"]
         writer = StatusWriter(self.phases, phase, objects, self.redactor)
         lifecycle = Lifecycle(self.dyn, req.namespace, req.service, req.release)
-        lifecycle.ensure()
-        phase = writer.start()
-        lifecycle.phase_started(phase)
-        self._refresh_update_status()
+        phase = phase_record.started(self.dyn, writer, lifecycle, self.warnings)
         applier = Applier(self.dyn, req.namespace, users=self.users, earlier=earlier)
         labels = {LABEL_PHASE: name, LABEL_SERVICE: req.service, LABEL_TYPE: req.type}
         owner = owner_reference(phase)
         applied: List[Applied] = []
         deadline = time.monotonic() + req.timeout
-        with interrupt.stopped_by_signal():
-            try:
-                for index, wave in enumerate(selection.waves(objects)):
-                    writer.wave = index
-                    done = [applier.apply(o.obj, owner, labels) for o in wave]
-                    writer.decided(done)
-                    applied += done
-                    if not req.wait and any(o.kind not in selection.CONFIG_KINDS for o in wave):
-                        return {"changed": True, "phase": summary(writer.phase),
-                                "objects_applied": _actions(applied), "diffs": applied}
-                    targets = [Target(a.api_version, a.kind, a.name, labelled=a.action != "shared")
-                               for a in applied[-len(wave):]]
-                    result = wait_for(self.dyn, req.namespace, targets, f"{LABEL_PHASE}={name}",
-                                      max(1.0, deadline - time.monotonic()), on_change=writer.progress,
-                                      policy=req.failure_policy)
-                    writer.record(result)
-                    if not (result.failed or result.timed_out) and _takes_backup(req, wave):
-                        writer.backup_taken(req.backup_ref, self._backup_source(wave, result))
-                    if result.failed or result.timed_out:
-                        # Read why before stopping: a suspended Job's pods are deleted.
-                        failure = writer.diagnose(self.dyn, result, req.timeout)
-                        writer.fail(failure, stop_jobs(self.dyn, writer.phase))
-                        raise PhaseFailed(writer.phase["status"]["message"], changed=True,
-                                          phase=summary(writer.phase), objects_applied=_actions(applied))
-                writer.succeed()
-                return {"changed": True, "phase": summary(writer.phase),
-                        "objects_applied": _actions(applied), "diffs": applied}
-            except PhaseFailed:
-                raise
-            except PhaseError as exc:
-                writer.fail_with(exc, stop_jobs(self.dyn, writer.phase))
-                raise PhaseFailed(str(exc), changed=True, phase=summary(writer.phase),
-                                  objects_applied=_actions(applied)) from exc
-            except interrupt.Interrupted as exc:
-                # Left Running on purpose: its Jobs go on, and a re-run attaches to it.
-                message = (f"interrupted by {exc.signal}: the Phase {name} stays Running and its Jobs go on; "
-                           "run the same phase again to attach to it, or delete it (state: absent) to stop them")
-                try:
-                    writer.note(message)
-                except Exception:  # noqa: BLE001 - the interruption is what the user must see
-                    message += " (the note could not be written on the Phase)"
-                raise PhaseFailed(message, changed=True, phase=summary(writer.phase),
-                                  objects_applied=_actions(applied)) from None
-            except Exception as exc:  # an API call or a bug: never leave the Phase Running behind
-                message = f"the phase stopped on an unexpected error: {type(exc).__name__}: {exc}"
-                if transient.is_transient(exc):
-                    message = (f"the apiserver could not be reached for {int(transient.RETRY_SECONDS)}s "
-                               f"({transient.describe(exc)})")
-                try:
-                    writer.fail_with(PhaseError(message), stop_jobs(self.dyn, writer.phase))
-                except Exception as again:  # noqa: BLE001 - the record cannot be written either
-                    message += (f"; the Phase {name} could not be marked Failed ({transient.describe(again)}) "
-                                "and stays Running: a re-run with the same inputs attaches to it")
-                raise PhaseFailed(self.redactor.redact(message), changed=True, phase=summary(writer.phase),
-                                  objects_applied=_actions(applied)) from exc
-            finally:
-                if (writer.phase.get("status") or {}).get("state") in (SUCCEEDED, FAILED):
-                    lifecycle.phase_ended(writer.phase)
+
+        def details() -> Dict[str, Any]:
+            return {"changed": True, "phase": summary(writer.phase), "objects_applied": _actions(applied)}
+        with phase_record.recorded(self.dyn, writer, lifecycle, details):
+            for index, wave in enumerate(selection.waves(objects)):
+                writer.wave = index
+                done = [applier.apply(o.obj, owner, labels) for o in wave]
+                writer.decided(done)
+                applied += done
+                if not req.wait and any(o.kind not in selection.CONFIG_KINDS for o in wave):
+                    return {"changed": True, "phase": summary(writer.phase),
+                            "objects_applied": _actions(applied), "diffs": applied}
+                targets = [Target(a.api_version, a.kind, a.name, labelled=a.action != "shared")
+                           for a in applied[-len(wave):]]
+                result = wait_for(self.dyn, req.namespace, targets, f"{LABEL_PHASE}={name}",
+                                  max(1.0, deadline - time.monotonic()), on_change=writer.progress,
+                                  policy=req.failure_policy)
+                writer.record(result)
+                if not (result.failed or result.timed_out) and _takes_backup(req, wave):
+                    writer.backup_taken(req.backup_ref, self._backup_source(wave, result))
+                if result.failed or result.timed_out:
+                    # Read why before stopping: a suspended Job's pods are deleted.
+                    failure = writer.diagnose(self.dyn, result, req.timeout)
+                    writer.fail(failure, stop_jobs(self.dyn, writer.phase))
+                    raise PhaseFailed(writer.phase["status"]["message"], **details())
+            writer.succeed()
+            return {"changed": True, "phase": summary(writer.phase),
+                    "objects_applied": _actions(applied), "diffs": applied}
 
     def _dry_run(self, body: Dict[str, Any], objects: List[render.Rendered],
                  existing: Optional[Dict[str, Any]], attach: bool,

@@ -33,9 +33,9 @@ from ansible_collections.lcm.openstack.plugins.module_utils.compat import (
 from ansible_collections.lcm.openstack.plugins.module_utils.crd import lcm_resource
 from ansible_collections.lcm.openstack.plugins.module_utils.errors import ObjectNotFound, PhaseError, PhaseFailed, api_error
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle import Lifecycle
-from ansible_collections.lcm.openstack.plugins.module_utils import namespaces
+from ansible_collections.lcm.openstack.plugins.module_utils import namespaces, phase_record
 from ansible_collections.lcm.openstack.plugins.module_utils.model import (
-    FAILED, LABEL_SERVICE, LABEL_SPEC_HASH, PHASE_KIND, RUNNING, SUCCEEDED,
+    LABEL_SERVICE, LABEL_SPEC_HASH, PHASE_KIND, RUNNING,
 )
 from ansible_collections.lcm.openstack.plugins.module_utils.phase import PhaseRunner
 from ansible_collections.lcm.openstack.plugins.module_utils.phase_status import StatusWriter, summary
@@ -153,12 +153,6 @@ class TrafficFailed(PhaseError):
         self.reason = reason
 
 
-def refresh_update_status(dyn: Any) -> str:
-    # Imported here: update_status reads Phases through modules that import this one.
-    from ansible_collections.lcm.openstack.plugins.module_utils.update_status import refresh
-    return refresh(dyn)
-
-
 def backend_for(dyn: Any, req: TrafficRequest) -> Any:
     if req.backend == "service_selector":
         return GateBackend(dyn, req) if req.selector_mode == "gate" else SelectorBackend(dyn, req)
@@ -245,32 +239,23 @@ class TrafficRunner:
         req = self.req
         writer = self.writer = StatusWriter(self.phases, phase, [], self.redactor)
         lifecycle = Lifecycle(self.dyn, req.namespace, req.service, req.release)
-        lifecycle.ensure()
-        lifecycle.phase_started(writer.start())
-        warning = refresh_update_status(self.dyn)  # the UpdateStatus shows this phase as current
-        if warning:
-            result.setdefault("warnings", []).append(warning)
+        warnings: List[str] = []
+        phase_record.started(self.dyn, writer, lifecycle, warnings)
+        if warnings:
+            result.setdefault("warnings", []).extend(warnings)
         result["changed"] = True
-        try:
-            if req.backend == "service_selector":
-                message = self._select(plan, writer, result)
-            else:
-                message = self._weigh(plan, writer, lifecycle, result)
+        with phase_record.recorded(self.dyn, writer, lifecycle, lambda: self._failed(result, writer)):
+            try:
+                if req.backend == "service_selector":
+                    message = self._select(plan, writer, result)
+                else:
+                    message = self._weigh(plan, writer, lifecycle, result)
+            except TrafficFailed as exc:
+                writer.failed(exc.reason, str(exc), plan.key)
+                raise PhaseFailed(writer.phase["status"]["message"], **self._failed(result, writer)) from exc
             writer.succeeded(message)
             result.update(phase=summary(writer.phase), message=message)
             return result
-        except TrafficFailed as exc:
-            writer.failed(exc.reason, str(exc), plan.key)
-            raise PhaseFailed(writer.phase["status"]["message"], **self._failed(result, writer)) from exc
-        except PhaseError as exc:
-            writer.fail_with(exc)
-            raise PhaseFailed(writer.phase["status"]["message"], **self._failed(result, writer)) from exc
-        except Exception as exc:  # an API call or a bug: never leave the Phase Running behind
-            writer.fail_with(PhaseError(f"the phase stopped on an unexpected error: {type(exc).__name__}: {exc}"))
-            raise PhaseFailed(writer.phase["status"]["message"], **self._failed(result, writer)) from exc
-        finally:
-            if (writer.phase.get("status") or {}).get("state") in (SUCCEEDED, FAILED):
-                lifecycle.phase_ended(writer.phase)
 
     @staticmethod
     def _failed(result: Dict[str, Any], writer: StatusWriter) -> Dict[str, Any]:
