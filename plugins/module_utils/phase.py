@@ -105,7 +105,8 @@ class PhaseRunner:
         if existing is not None and not same and state in (PENDING, RUNNING):
             raise PhaseError(f"Phase {name} is {state} with another spec; wait for it or delete it "
                              "(state: absent) before running a different one under that name")
-        self._refuse_concurrent(name)
+        phase_record.refuse_concurrent(self.phases, req.namespace, req.service, (name, self.parent),
+                                       "starting another")
         # The same inputs after a failure resume the Phase (resume.py); other inputs start anew.
         earlier = resume.EarlierRun.of(existing) if existing is not None and same and state == FAILED else None
         if self.check_mode:
@@ -116,7 +117,7 @@ class PhaseRunner:
         if existing is not None and not same:
             self._delete_and_wait(name)
             existing = None
-        phase = existing or self._create(body)
+        phase = existing or phase_record.create(self.phases, body, req.service)
         return self._run(phase, objects, earlier)
 
     def absent(self) -> Dict[str, Any]:
@@ -274,21 +275,6 @@ class PhaseRunner:
         except DynamicApiError as exc:
             raise api_error(exc, "get", "phases", self.req.namespace) from exc
 
-    def _create(self, body: Dict[str, Any]) -> Dict[str, Any]:
-        """Create, and on 409 say who won: the create is the only check that
-        cannot race (a read before it could be outdated by the time it lands)."""
-        try:
-            return self.phases.create(body=body, namespace=self.req.namespace).to_dict()
-        except DynamicApiError as exc:
-            if exc.status != 409:
-                raise api_error(exc, "create", "phases", self.req.namespace) from exc
-        name = body["metadata"]["name"]
-        other = self._get(name) or {}
-        state = (other.get("status") or {}).get("state", PENDING)
-        raise PhaseError(
-            f"another run created Phase {name} for {self.req.service} at the same moment ({state}); "
-            "it runs the phase now. Wait for that run to end; a re-run then finds its outcome")
-
     def _names_of_service_type(self) -> List[str]:
         selector = f"{LABEL_SERVICE}={self.req.service},{LABEL_TYPE}={self.req.type}"
         try:
@@ -296,20 +282,6 @@ class PhaseRunner:
         except DynamicApiError as exc:
             raise api_error(exc, "list", "phases", self.req.namespace) from exc
         return [p["metadata"]["name"] for p in items.get("items") or []]
-
-    def _refuse_concurrent(self, name: str) -> None:
-        """One phase at a time per service: another Running one is an error."""
-        try:
-            items = self.phases.get(namespace=self.req.namespace,
-                                    label_selector=f"{LABEL_SERVICE}={self.req.service}").to_dict()
-        except DynamicApiError as exc:
-            raise api_error(exc, "list", "phases", self.req.namespace) from exc
-        for other in items.get("items") or []:
-            state = (other.get("status") or {}).get("state")
-            if other["metadata"]["name"] not in (name, self.parent) and state == RUNNING:
-                raise PhaseError(
-                    f"Phase {other['metadata']['name']} ({other['spec']['type']}) is Running for "
-                    f"{self.req.service}; wait for it to end, or delete it, before starting another")
 
     def _delete_and_wait(self, name: str, timeout: float = 120) -> None:
         """Delete in the foreground: the Phase goes once its objects are gone."""

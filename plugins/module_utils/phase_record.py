@@ -23,14 +23,49 @@ written) and the caller's details (what it applied, the Phase summary).
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Callable, Dict, Iterator, List
+from typing import Any, Callable, Collection, Dict, Iterator, List
 
 from ansible_collections.lcm.openstack.plugins.module_utils import interrupt, transient
-from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseError, PhaseFailed
+from ansible_collections.lcm.openstack.plugins.module_utils.compat import DynamicApiError, NotFoundError
+from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseError, PhaseFailed, api_error
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle import Lifecycle
-from ansible_collections.lcm.openstack.plugins.module_utils.model import FAILED, SUCCEEDED
+from ansible_collections.lcm.openstack.plugins.module_utils.model import FAILED, LABEL_SERVICE, PENDING, RUNNING, SUCCEEDED
 from ansible_collections.lcm.openstack.plugins.module_utils.phase_status import StatusWriter
 from ansible_collections.lcm.openstack.plugins.module_utils.stop import stop_jobs
+
+
+def create(phases: Any, body: Dict[str, Any], service: str) -> Dict[str, Any]:
+    """Create the Phase, and on 409 say who won: the create is the only check
+    that cannot race (a read before it could be outdated by the time it lands)."""
+    namespace, name = body["metadata"]["namespace"], body["metadata"]["name"]
+    try:
+        return phases.create(body=body, namespace=namespace).to_dict()
+    except DynamicApiError as exc:
+        if exc.status != 409:
+            raise api_error(exc, "create", "phases", namespace) from exc
+    try:
+        other = phases.get(name=name, namespace=namespace).to_dict()
+    except NotFoundError:
+        other = {}
+    state = (other.get("status") or {}).get("state", PENDING)
+    raise PhaseError(
+        f"another run created Phase {name} for {service} at the same moment ({state}); "
+        "it runs the phase now. Wait for that run to end; a re-run then finds its outcome")
+
+
+def refuse_concurrent(phases: Any, namespace: str, service: str, allowed: Collection[str], doing: str) -> None:
+    """One phase at a time per service, traffic phases included: another
+    Running Phase of it (but those in `allowed`: this one, the rollout a
+    check runs inside) refuses `doing`."""
+    try:
+        items = phases.get(namespace=namespace, label_selector=f"{LABEL_SERVICE}={service}").to_dict()
+    except DynamicApiError as exc:
+        raise api_error(exc, "list", "phases", namespace) from exc
+    for other in items.get("items") or []:
+        if other["metadata"]["name"] not in allowed and (other.get("status") or {}).get("state") == RUNNING:
+            raise PhaseError(
+                f"Phase {other['metadata']['name']} ({other['spec']['type']}) is Running for "
+                f"{service}; wait for it to end, or delete it, before {doing}")
 
 
 def started(dyn: Any, writer: StatusWriter, lifecycle: Lifecycle, warnings: List[str]) -> Dict[str, Any]:

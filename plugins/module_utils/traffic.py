@@ -27,15 +27,13 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
 from ansible_collections.lcm.openstack.plugins.module_utils.apply import delete_and_wait
-from ansible_collections.lcm.openstack.plugins.module_utils.compat import (
-    DynamicApiError, NotFoundError,
-)
+from ansible_collections.lcm.openstack.plugins.module_utils.compat import DynamicApiError
 from ansible_collections.lcm.openstack.plugins.module_utils.crd import lcm_resource
 from ansible_collections.lcm.openstack.plugins.module_utils.errors import ObjectNotFound, PhaseError, PhaseFailed, api_error
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle import Lifecycle
 from ansible_collections.lcm.openstack.plugins.module_utils import namespaces, phase_record
 from ansible_collections.lcm.openstack.plugins.module_utils.model import (
-    LABEL_SERVICE, LABEL_SPEC_HASH, PHASE_KIND, RUNNING,
+    LABEL_SPEC_HASH, PHASE_KIND,
 )
 from ansible_collections.lcm.openstack.plugins.module_utils.phase import PhaseRunner
 from ansible_collections.lcm.openstack.plugins.module_utils.phase_status import StatusWriter, summary
@@ -215,13 +213,13 @@ class TrafficRunner:
             return result
         body = self._body(plan)
         name = body["metadata"]["name"]
-        self._refuse_concurrent(name)
+        phase_record.refuse_concurrent(self.phases, req.namespace, req.service, (name,), "moving its traffic")
         if self.check_mode:
             return self._dry_run(body, plan, result)
         # A Phase of this name ran the same transition before (the traffic
         # has moved since) or was interrupted: this is a new run.
         delete_and_wait(self.dyn, self.phases, name, req.namespace, "Foreground", 120)
-        return self._record(self._create(body), plan, result)
+        return self._record(phase_record.create(self.phases, body, req.service), plan, result)
 
     # -- the Phase -----------------------------------------------------------------
     def _body(self, plan: Plan) -> Dict[str, Any]:
@@ -362,24 +360,3 @@ class TrafficRunner:
                              "type": self.req.phase_type, "state": "Pending",
                              "spec_hash": body["metadata"]["labels"][LABEL_SPEC_HASH]})
         return result
-
-    def _create(self, body: Dict[str, Any]) -> Dict[str, Any]:
-        try:
-            return self.phases.create(body=body, namespace=self.req.namespace).to_dict()
-        except DynamicApiError as exc:
-            raise api_error(exc, "create", "phases", self.req.namespace) from exc
-
-    def _refuse_concurrent(self, name: str) -> None:
-        """One phase at a time per service, traffic phases included."""
-        try:
-            items = self.phases.get(namespace=self.req.namespace,
-                                    label_selector=f"{LABEL_SERVICE}={self.req.service}").to_dict()
-        except NotFoundError:
-            return
-        except DynamicApiError as exc:
-            raise api_error(exc, "list", "phases", self.req.namespace) from exc
-        for other in items.get("items") or []:
-            if other["metadata"]["name"] != name and (other.get("status") or {}).get("state") == RUNNING:
-                raise PhaseError(
-                    f"Phase {other['metadata']['name']} ({other['spec']['type']}) is Running for "
-                    f"{self.req.service}; wait for it to end, or delete it, before moving its traffic")

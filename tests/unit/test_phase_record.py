@@ -110,3 +110,34 @@ def test_a_failure_the_work_recorded_itself_is_passed_on_and_the_record_ended() 
         writer.phase["status"] = {"state": "Failed", "message": "timed out"}
         raise PhaseFailed("timed out", changed=True)
     assert str(_run(writer, lifecycle, body)) == "timed out" and lifecycle.ended == ["Failed"]
+
+
+class _Listed:
+    def __init__(self, items: List[Dict[str, Any]]) -> None:
+        self.items = items
+
+    def get(self, namespace: str, label_selector: str) -> Any:
+        assert label_selector == "lifecycle.openstack.org/service=keystone"
+        return self
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"items": self.items}
+
+
+def _phase(name: str, ptype: str, state: str) -> Dict[str, Any]:
+    return {"metadata": {"name": name}, "spec": {"type": ptype}, "status": {"state": state}}
+
+
+def test_another_running_phase_of_the_service_refuses_a_new_one() -> None:
+    listed = _Listed([_phase("keystone-upgrade-1", "upgrade", "Running"), _phase("keystone-test-1", "test", "Failed")])
+    with pytest.raises(PhaseError) as err:
+        phase_record.refuse_concurrent(listed, "openstack", "keystone", ("keystone-test-2",), "moving its traffic")
+    assert str(err.value) == ("Phase keystone-upgrade-1 (upgrade) is Running for keystone; wait for it to end, "
+                              "or delete it, before moving its traffic")
+
+
+def test_the_phase_itself_and_the_rollout_a_check_runs_inside_are_allowed() -> None:
+    listed = _Listed([_phase("keystone-trafficrollout-1", "trafficrollout", "Running"),
+                      _phase("keystone-test-check-1", "test", "Running")])
+    phase_record.refuse_concurrent(listed, "openstack", "keystone",
+                                   ("keystone-test-check-1", "keystone-trafficrollout-1"), "starting another")

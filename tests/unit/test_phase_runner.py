@@ -8,6 +8,7 @@ import pytest
 from kubernetes.dynamic.exceptions import ResourceNotFoundError
 
 from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils import phase_record
 from ansible_collections.lcm.openstack.plugins.module_utils.phase import PhaseRunner
 from ansible_collections.lcm.openstack.plugins.module_utils.spec import PhaseRequest, Source
 
@@ -88,7 +89,8 @@ def test_a_phase_another_run_created_first_is_refused_naming_what_won() -> None:
     dyn = _Dyn({("lifecycle.openstack.org/v1alpha1", "Phase"): _Phases(other)})
     runner = PhaseRunner(dyn, _req(), env={})
     with pytest.raises(PhaseError) as err:
-        runner._create({"metadata": {"name": "keystone-install-1f2e3d4c"}})  # pylint: disable=protected-access
+        phase_record.create(runner.phases, {"metadata": {"name": "keystone-install-1f2e3d4c",
+                                                         "namespace": "openstack"}}, "keystone")
     msg = str(err.value)
     assert "another run created Phase keystone-install-1f2e3d4c for keystone at the same moment (Running)" in msg
     assert "409" not in msg and "already exists" not in msg
