@@ -27,8 +27,9 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from ansible_collections.lcm.openstack.plugins.module_utils import (
-    chart_jobs, diagnose, release_keep, release_lease, release_removal,
+    chart_jobs, diagnose, release_history, release_keep, release_lease, release_removal,
 )
+from ansible_collections.lcm.openstack.plugins.module_utils.release_history import history_entries, summary
 from ansible_collections.lcm.openstack.plugins.module_utils.compat import yaml
 from ansible_collections.lcm.openstack.plugins.module_utils.helm import Helm, HelmError, merge_values
 from ansible_collections.lcm.openstack.plugins.module_utils.redact import mask_secret
@@ -63,22 +64,6 @@ class ReleaseRequest:
     disable_jobs: bool = False
     # On uninstall, delete the objects Helm keeps (helm.sh/resource-policy: keep).
     purge_kept: bool = False
-
-
-def summary(name: str, namespace: str, history: List[Dict[str, Any]]) -> Dict[str, Any]:
-    """The release's current revision, as the modules return it."""
-    if not history:
-        return {}
-    last = history[-1]
-    return {"name": name, "namespace": namespace, "revision": last.get("revision"),
-            "chart": last.get("chart"), "app_version": last.get("app_version"),
-            "status": last.get("status"), "updated": last.get("updated"),
-            "description": last.get("description", "")}
-
-
-def history_entries(history: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
-    return [{k: h.get(k) for k in ("revision", "status", "chart", "app_version", "description", "updated")}
-            for h in history]
 
 
 class ReleaseManager:
@@ -147,13 +132,13 @@ class ReleaseManager:
                             "there is nothing to roll back")
         self._refuse_pending(history)
         current = history[-1]
-        if not req.revision and current.get("status") == "deployed" and _rollback_source(current):
+        if not req.revision and current.get("status") == "deployed" and release_history.rollback_source(current):
             # Rolled back already: a default rollback does not go further back
             # on a re-run; an explicit revision does.
             result = self._result(False, "none", history)
             result["msg"] = (f"revision {current['revision']} is already a rollback to revision "
-                             f"{_rollback_source(current)}; give revision to roll back further")
-            result["rolled_back_to"] = _rollback_source(current)
+                             f"{release_history.rollback_source(current)}; give revision to roll back further")
+            result["rolled_back_to"] = release_history.rollback_source(current)
             return result
         target = req.revision or self._previous_deployed(history)
         revisions = [h["revision"] for h in history]
@@ -349,22 +334,11 @@ class ReleaseManager:
         return out
 
     def _previous_deployed(self, history: List[Dict[str, Any]]) -> int:
-        """The revision the service ran before the current one: the latest earlier
-        deployed revision that a rollback did not abandon, and that the current
-        revision is not itself a rollback to. After 1 -> 2 -> 3, with 3 rolled
-        back to 2 (revision 4), this is 1, not the abandoned 3."""
-        current = history[-1]
-        abandoned, same = set(), {current["revision"], _rollback_source(current)}
-        for h in history:
-            source = _rollback_source(h)
-            if source:
-                abandoned.update(r["revision"] for r in history if source < r["revision"] < h["revision"])
-        for h in reversed(history[:-1]):
-            if (h.get("status") in ("superseded", "deployed") and h["revision"] not in same
-                    and h["revision"] not in abandoned):
-                return h["revision"]
-        raise HelmError(f"release {self.req.name} has no earlier deployed revision to roll back to; "
-                        "give revision")
+        previous = release_history.previous_deployed(history)
+        if previous is None:
+            raise HelmError(f"release {self.req.name} has no earlier deployed revision to roll back to; "
+                            "give revision")
+        return previous
 
     @property
     def warnings(self) -> List[str]:
@@ -378,19 +352,11 @@ class ReleaseManager:
                                lambda: self.helm.history(self.req.name, self.req.namespace))
 
     def _refuse_pending(self, history: List[Dict[str, Any]]) -> None:
-        if history and str(history[-1].get("status", "")).startswith("pending-"):
-            last = history[-1]
+        stuck = release_history.stuck(self.req.name, self.req.namespace, history)
+        if stuck:
             held = self.guard.held_by_another(history) if self.guard is not None else None
-            if held:  # running, in another run: not stuck
-                raise HelmError(held, status=summary(self.req.name, self.req.namespace, history))
-            deployed = [h["revision"] for h in history if h.get("status") in ("deployed", "superseded")]
-            fix = (f"`helm rollback {self.req.name} {deployed[-1]} -n {self.req.namespace}`" if deployed
-                   else f"`helm uninstall {self.req.name} -n {self.req.namespace}`")
-            raise HelmError(
-                f"release {self.req.name} is {last['status']} at revision {last['revision']}: an earlier "
-                f"operation did not finish (or is still running). Nothing was changed. Once no other "
-                f"operation runs on it, clear it with {fix}, then run again",
-                status=summary(self.req.name, self.req.namespace, history))
+            # Held by another live run: running, not stuck.
+            raise HelmError(held or stuck, status=summary(self.req.name, self.req.namespace, history))
 
     def _run(self, args: List[str], what: str = "") -> None:
         result = self.helm.run(args, check=False)
@@ -411,17 +377,6 @@ class ReleaseManager:
         if diff is not None:
             out["_diff"] = diff
         return out
-
-
-def _rollback_source(entry: Dict[str, Any]) -> Optional[int]:
-    """The revision a `helm rollback` revision returned to, from its description."""
-    text = str(entry.get("description") or "")
-    if text.startswith("Rollback to "):
-        try:
-            return int(text[len("Rollback to "):].split()[0])
-        except (ValueError, IndexError):
-            return None
-    return None
 
 
 def _objects(manifest: str) -> Dict[str, Any]:

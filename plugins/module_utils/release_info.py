@@ -9,7 +9,8 @@ import json
 from typing import Any, Dict, List, Optional
 
 from ansible_collections.lcm.openstack.plugins.module_utils.helm import Helm
-from ansible_collections.lcm.openstack.plugins.module_utils.helm_release import history_entries, masked_manifest, summary
+from ansible_collections.lcm.openstack.plugins.module_utils.helm_release import masked_manifest
+from ansible_collections.lcm.openstack.plugins.module_utils.release_history import history_entries, summary
 from ansible_collections.lcm.openstack.plugins.module_utils.render import parse_manifest
 
 

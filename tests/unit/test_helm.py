@@ -14,9 +14,8 @@ from support.fake_helm import fake_helm
 
 from ansible_collections.lcm.openstack.plugins.module_utils import helm as helm_mod
 from ansible_collections.lcm.openstack.plugins.module_utils.helm import Helm, HelmError, merge_values
-from ansible_collections.lcm.openstack.plugins.module_utils.helm_release import (
-    ReleaseManager, ReleaseRequest, summary,
-)
+from ansible_collections.lcm.openstack.plugins.module_utils.helm_release import ReleaseManager, ReleaseRequest
+from ansible_collections.lcm.openstack.plugins.module_utils.release_history import summary
 from ansible_collections.lcm.openstack.plugins.module_utils.redact import Redactor
 
 
