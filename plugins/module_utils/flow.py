@@ -21,7 +21,7 @@ from typing import Any, Dict, List, Optional, Sequence
 from ansible_collections.lcm.openstack.plugins.module_utils.compat import NotFoundError
 from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle import Lifecycle
-from ansible_collections.lcm.openstack.plugins.module_utils.phase_status import now
+from ansible_collections.lcm.openstack.plugins.module_utils.phase_summary import now
 
 FLOWS = ("greenfield", "update", "rollback", "remove")
 FLOW_RESULTS = ("Succeeded", "Failed", "RolledBack")

@@ -30,9 +30,9 @@ from ansible_collections.lcm.openstack.plugins.module_utils import (
     chart_jobs, diagnose, release_history, release_keep, release_lease, release_removal,
 )
 from ansible_collections.lcm.openstack.plugins.module_utils.release_history import history_entries, summary
+from ansible_collections.lcm.openstack.plugins.module_utils.render import masked_manifest
 from ansible_collections.lcm.openstack.plugins.module_utils.compat import yaml
 from ansible_collections.lcm.openstack.plugins.module_utils.helm import Helm, HelmError, merge_values
-from ansible_collections.lcm.openstack.plugins.module_utils.redact import mask_secret
 from ansible_collections.lcm.openstack.plugins.module_utils.render import parse_manifest
 from ansible_collections.lcm.openstack.plugins.module_utils.waiter import Target, wait_for
 
@@ -381,12 +381,6 @@ class ReleaseManager:
 
 def _objects(manifest: str) -> Dict[str, Any]:
     return {f"{r.obj.get('apiVersion')}/{r.key}": r.obj for r in parse_manifest(manifest)}
-
-
-def masked_manifest(manifest: str) -> str:
-    objects = [mask_secret(r.obj) for r in parse_manifest(manifest)] if manifest else []
-    return yaml.safe_dump_all(sorted(objects, key=lambda o: (o.get("kind", ""), o.get("metadata", {}).get("name", ""))),
-                              sort_keys=True) if objects else ""
 
 
 def _normalise(values: Any) -> Any:

@@ -13,7 +13,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils.flow import report a
 from ansible_collections.lcm.openstack.plugins.module_utils.model import (
     LABEL_SERVICE, LABEL_TYPE, LIFECYCLE_KIND, PHASE_KIND,
 )
-from ansible_collections.lcm.openstack.plugins.module_utils.phase_status import summary
+from ansible_collections.lcm.openstack.plugins.module_utils.phase_summary import summary
 
 
 def lifecycle_summary(slc: Dict[str, Any]) -> Dict[str, Any]:

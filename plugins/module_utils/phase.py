@@ -35,7 +35,8 @@ from ansible_collections.lcm.openstack.plugins.module_utils.model import (
     FAILED, LABEL_PHASE, LABEL_SERVICE, LABEL_SPEC_HASH, LABEL_TYPE, PENDING,
     DATABASE_JOBS, PHASE_KIND, RELEASE_WORKLOADS, RUNNING, SUCCEEDED, WORKLOAD_KINDS,
 )
-from ansible_collections.lcm.openstack.plugins.module_utils.phase_status import StatusWriter, summary
+from ansible_collections.lcm.openstack.plugins.module_utils.phase_status import StatusWriter
+from ansible_collections.lcm.openstack.plugins.module_utils.phase_summary import summary
 from ansible_collections.lcm.openstack.plugins.module_utils.redact import Redactor
 from ansible_collections.lcm.openstack.plugins.module_utils.spec import (
     PhaseRequest, build_spec, phase_body, spec_hash,

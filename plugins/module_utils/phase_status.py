@@ -13,6 +13,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils import diagnose, tra
 from ansible_collections.lcm.openstack.plugins.module_utils.compat import DynamicApiError
 from ansible_collections.lcm.openstack.plugins.module_utils.errors import api_error
 from ansible_collections.lcm.openstack.plugins.module_utils.model import FAILED, RUNNING, SUCCEEDED
+from ansible_collections.lcm.openstack.plugins.module_utils.phase_summary import now, parse_time
 from ansible_collections.lcm.openstack.plugins.module_utils.readiness import NOT_FOUND, Readiness
 from ansible_collections.lcm.openstack.plugins.module_utils.redact import Redactor
 from ansible_collections.lcm.openstack.plugins.module_utils.render import Rendered
@@ -33,14 +34,6 @@ class Failure:
     reason: str
     message: str
     tail: str = ""
-
-
-def now() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _parse(ts: Optional[str]) -> Optional[datetime]:
-    return datetime.strptime(ts, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc) if ts else None
 
 
 class StatusWriter:
@@ -102,7 +95,7 @@ class StatusWriter:
         self._patch({"backupRef": ref, **({"backupSource": dict(source)} if source else {})})
 
     def succeed(self) -> None:
-        started = _parse((self.phase.get("status") or {}).get("startedAt"))
+        started = parse_time((self.phase.get("status") or {}).get("startedAt"))
         took = int((datetime.now(timezone.utc) - started).total_seconds()) if started else 0
         message = f"{len(self.order)} object(s) Current in {took}s" if self.order else "no objects: nothing to run"
         self._patch({"state": SUCCEEDED, "completedAt": now(), "message": message,
@@ -189,32 +182,3 @@ class StatusWriter:
 def _condition(ctype: str, status: str, reason: str, message: str) -> Dict[str, str]:
     return {"type": ctype, "status": status, "reason": reason, "message": message[:1024],
             "lastTransitionTime": now()}
-
-
-def _snake(record: Dict[str, Any]) -> Dict[str, Any]:
-    return {"".join(f"_{c.lower()}" if c.isupper() else c for c in k): v for k, v in record.items()}
-
-
-def summary(phase: Dict[str, Any]) -> Dict[str, Any]:
-    """A Phase as the modules return it (snake_case keys)."""
-    meta, spec, status = phase["metadata"], phase.get("spec") or {}, phase.get("status") or {}
-    started, completed = _parse(status.get("startedAt")), _parse(status.get("completedAt"))
-    out = {
-        "name": meta["name"], "namespace": meta.get("namespace"),
-        "type": spec.get("type"), "service": spec.get("service"), "release": spec.get("release"),
-        "target_version": spec.get("targetVersion"), "release_revision": spec.get("releaseRevision"),
-        "state": status.get("state", "Pending"), "message": status.get("message", ""),
-        "started_at": status.get("startedAt"), "completed_at": status.get("completedAt"),
-        "duration_seconds": int((completed - started).total_seconds()) if started and completed else None,
-        "spec_hash": status.get("specHash") or meta.get("labels", {}).get("lifecycle.openstack.org/spec-hash"),
-        "objects": [dict(o) for o in status.get("objects") or []],
-    }
-    if status.get("state") == FAILED:
-        out.update(failed_object=status.get("failedObject"), reason=status.get("reason"),
-                   log_tail=status.get("logTail") or "",
-                   stopped_jobs=[_snake(s) for s in status.get("stoppedJobs") or []])
-    if status.get("backupRef"):
-        out["backup_ref"] = status["backupRef"]
-    if status.get("backupSource"):
-        out["backup_source"] = dict(status["backupSource"])
-    return out

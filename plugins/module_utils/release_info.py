@@ -9,9 +9,8 @@ import json
 from typing import Any, Dict, List, Optional
 
 from ansible_collections.lcm.openstack.plugins.module_utils.helm import Helm
-from ansible_collections.lcm.openstack.plugins.module_utils.helm_release import masked_manifest
 from ansible_collections.lcm.openstack.plugins.module_utils.release_history import history_entries, summary
-from ansible_collections.lcm.openstack.plugins.module_utils.render import parse_manifest
+from ansible_collections.lcm.openstack.plugins.module_utils.render import masked_manifest, parse_manifest
 
 
 def release_info(helm: Helm, namespace: str, name: Optional[str] = None,

@@ -17,7 +17,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence
 from ansible_collections.lcm.openstack.plugins.module_utils.compat import yaml
 from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.helm import Helm, HelmError, merge_values
-from ansible_collections.lcm.openstack.plugins.module_utils.redact import Redactor
+from ansible_collections.lcm.openstack.plugins.module_utils.redact import Redactor, mask_secret
 
 _SOURCE = re.compile(r"^# Source: (?P<path>\S+)", re.MULTILINE)
 _DOC_SPLIT = re.compile(r"^---\s*$", re.MULTILINE)
@@ -134,3 +134,10 @@ def load_manifests(items: Sequence[Any]) -> List[Rendered]:
             rendered.source = rendered.source or item
             out.append(rendered)
     return out
+
+
+def masked_manifest(manifest: str) -> str:
+    """A release's manifest for a diff or a report: its objects sorted, Secret data masked."""
+    objects = [mask_secret(r.obj) for r in parse_manifest(manifest)] if manifest else []
+    return yaml.safe_dump_all(sorted(objects, key=lambda o: (o.get("kind", ""), o.get("metadata", {}).get("name", ""))),
+                              sort_keys=True) if objects else ""

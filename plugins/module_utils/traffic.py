@@ -36,7 +36,8 @@ from ansible_collections.lcm.openstack.plugins.module_utils.model import (
     LABEL_SPEC_HASH, PHASE_KIND,
 )
 from ansible_collections.lcm.openstack.plugins.module_utils.phase import PhaseRunner
-from ansible_collections.lcm.openstack.plugins.module_utils.phase_status import StatusWriter, summary
+from ansible_collections.lcm.openstack.plugins.module_utils.phase_status import StatusWriter
+from ansible_collections.lcm.openstack.plugins.module_utils.phase_summary import summary
 from ansible_collections.lcm.openstack.plugins.module_utils.redact import Redactor
 from ansible_collections.lcm.openstack.plugins.module_utils.spec import (
     PhaseRequest, Source, build_spec, digest, phase_body, spec_hash,

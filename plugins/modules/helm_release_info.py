@@ -70,7 +70,8 @@ releases:
 
 from ansible_collections.kubernetes.core.plugins.module_utils.helm import AnsibleHelmModule
 from ansible_collections.kubernetes.core.plugins.module_utils.helm_args_common import HELM_AUTH_MUTUALLY_EXCLUSIVE
-from ansible_collections.lcm.openstack.plugins.module_utils.runner import helm_argument_spec, run_helm_release_info
+from ansible_collections.lcm.openstack.plugins.module_utils.adapter.common import helm_argument_spec
+from ansible_collections.lcm.openstack.plugins.module_utils.adapter.helm_release_info import run_helm_release_info
 
 
 def main():

@@ -506,7 +506,8 @@ deleted:
 """
 
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
-from ansible_collections.lcm.openstack.plugins.module_utils.runner import auth_argument_spec, run_phase, source_options
+from ansible_collections.lcm.openstack.plugins.module_utils.adapter.common import auth_argument_spec, source_options
+from ansible_collections.lcm.openstack.plugins.module_utils.adapter.phase import run_phase
 
 PHASE_TYPES = ["install", "test", "upgrade", "rollback", "uninstall", "trafficdrain", "trafficrollout"]
 MISSING_JOB = dict(type="str", choices=["fail", "warn"])

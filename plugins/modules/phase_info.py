@@ -81,7 +81,8 @@ lifecycles:
 """
 
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
-from ansible_collections.lcm.openstack.plugins.module_utils.runner import auth_argument_spec, run_phase_info
+from ansible_collections.lcm.openstack.plugins.module_utils.adapter.common import auth_argument_spec
+from ansible_collections.lcm.openstack.plugins.module_utils.adapter.phase_info import run_phase_info
 
 
 def main():

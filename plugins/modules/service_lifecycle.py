@@ -160,7 +160,8 @@ report:
 """
 
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
-from ansible_collections.lcm.openstack.plugins.module_utils.runner import auth_argument_spec, run_service_lifecycle
+from ansible_collections.lcm.openstack.plugins.module_utils.adapter.common import auth_argument_spec
+from ansible_collections.lcm.openstack.plugins.module_utils.adapter.service_lifecycle import run_service_lifecycle
 
 STATES = ["Planning", "Installing", "Testing", "Operational", "Draining", "Upgrading", "RollingBack",
           "Removing", "Removed", "Failed"]

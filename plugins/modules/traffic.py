@@ -316,8 +316,8 @@ message:
 """
 
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
-from ansible_collections.lcm.openstack.plugins.module_utils.runner import auth_argument_spec, source_options
-from ansible_collections.lcm.openstack.plugins.module_utils.traffic_module import run
+from ansible_collections.lcm.openstack.plugins.module_utils.adapter.common import auth_argument_spec, source_options
+from ansible_collections.lcm.openstack.plugins.module_utils.adapter.traffic import run
 
 
 def argument_spec():

@@ -111,7 +111,8 @@ report_lines:
 """
 
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
-from ansible_collections.lcm.openstack.plugins.module_utils.runner import auth_argument_spec, run_update_status
+from ansible_collections.lcm.openstack.plugins.module_utils.adapter.common import auth_argument_spec
+from ansible_collections.lcm.openstack.plugins.module_utils.adapter.update_status import run_update_status
 
 
 def argument_spec():

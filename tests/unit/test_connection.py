@@ -1,4 +1,4 @@
-"""plugins/module_utils/connection.py: a kubeconfig option naming no file, and
+"""plugins/module_utils/adapter/connection.py: a kubeconfig option naming no file, and
 what reaches a module's top uncaught (reported)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any, Dict
 
 import pytest
 
-from ansible_collections.lcm.openstack.plugins.module_utils.connection import _missing_kubeconfig, reported
+from ansible_collections.lcm.openstack.plugins.module_utils.adapter.connection import _missing_kubeconfig, reported
 
 
 class _Module:

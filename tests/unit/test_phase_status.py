@@ -5,7 +5,8 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any, Dict, List
 
-from ansible_collections.lcm.openstack.plugins.module_utils.phase_status import Failure, StatusWriter, summary
+from ansible_collections.lcm.openstack.plugins.module_utils.phase_status import Failure, StatusWriter
+from ansible_collections.lcm.openstack.plugins.module_utils.phase_summary import summary
 from ansible_collections.lcm.openstack.plugins.module_utils.readiness import Readiness
 from ansible_collections.lcm.openstack.plugins.module_utils.redact import Redactor
 from ansible_collections.lcm.openstack.plugins.module_utils.render import Rendered

@@ -167,7 +167,7 @@ def test_check_phase_names_fit_a_label_and_differ_per_step_and_parent() -> None:
 
 def test_the_echoed_parameters_mask_the_check_credentials_as_field_values() -> None:
     from ansible_collections.lcm.openstack.plugins.module_utils.redact import MASK, Redactor
-    from ansible_collections.lcm.openstack.plugins.module_utils.traffic_module import mask_params
+    from ansible_collections.lcm.openstack.plugins.module_utils.adapter.traffic import mask_params
 
     params = {"action": "rollout", "check": {
         "url": "http://admin:admin@keystone/v3",  # short and a word: not masked as free text, masked here

@@ -62,7 +62,7 @@ def _missing_kubeconfig(module: Any) -> str:
             "kubeconfig file, or set host and api_key (K8S_AUTH_HOST, K8S_AUTH_API_KEY)")
 
 
-def _client(module: Any) -> Any:
+def client(module: Any) -> Any:
     if _missing_kubeconfig(module):
         module.fail_json(msg=_missing_kubeconfig(module))
     try:
@@ -73,7 +73,7 @@ def _client(module: Any) -> Any:
     return None
 
 
-def _helm_kube_client(module: Any) -> Any:
+def helm_kube_client(module: Any) -> Any:
     """A dynamic client from the same connection options, for the watcher."""
     p = module.params
     auth = {k: p.get(k) for k in ("kubeconfig", "context", "host", "api_key", "validate_certs", "ca_cert")}

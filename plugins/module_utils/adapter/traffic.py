@@ -9,9 +9,9 @@ from typing import Any, Dict
 
 from ansible_collections.lcm.openstack.plugins.module_utils.compat import yaml
 from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseError
-from ansible_collections.lcm.openstack.plugins.module_utils.runner import (
-    _client, _forget_secrets, reported, request_from_params,
-)
+from ansible_collections.lcm.openstack.plugins.module_utils.adapter.common import forget_secrets
+from ansible_collections.lcm.openstack.plugins.module_utils.adapter.connection import client, reported
+from ansible_collections.lcm.openstack.plugins.module_utils.adapter.phase import request_from_params
 from ansible_collections.lcm.openstack.plugins.module_utils.redact import Redactor
 from ansible_collections.lcm.openstack.plugins.module_utils.traffic import Check, TrafficRequest, TrafficRunner
 from ansible_collections.lcm.openstack.plugins.module_utils.traffic_check import masked_url
@@ -57,19 +57,19 @@ def mask_params(params: Dict[str, Any], redactor: Redactor) -> None:
 @reported
 def run(module: Any) -> None:
     """lcm.openstack.traffic: drain a service's traffic, or roll it out, recorded as a Phase."""
-    dyn = _client(module)
+    dyn = client(module)
     req = request(module.params)
     runner = None
     try:
         runner = TrafficRunner(dyn, req, check_mode=module.check_mode)
         result = runner.run()
     except PhaseError as exc:
-        _forget_secrets(module, runner)
+        forget_secrets(module, runner)
         mask_params(module.params, runner.redactor if runner else Redactor())
         details = dict(exc.details)
         details.pop("diff", None)
         module.fail_json(msg=str(exc), **details)
-    _forget_secrets(module, runner)
+    forget_secrets(module, runner)
     mask_params(module.params, runner.redactor)
     diff = result.pop("diff", None)
     if module._diff and diff and result["changed"]:

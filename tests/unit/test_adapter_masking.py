@@ -1,4 +1,4 @@
-"""plugins/module_utils/runner.py: the parameters Ansible echoes back (the
+"""plugins/module_utils/adapter: the parameters Ansible echoes back (the
 invocation) show no credential, however short, in the phase and helm_release
 adapters; release_info masks values the same way."""
 
@@ -11,8 +11,9 @@ from typing import Any, Dict, List
 import pytest
 import yaml
 
-from ansible_collections.lcm.openstack.plugins.module_utils import phase as phase_mod
-from ansible_collections.lcm.openstack.plugins.module_utils import release_info, runner
+from ansible_collections.lcm.openstack.plugins.module_utils import release_info
+from ansible_collections.lcm.openstack.plugins.module_utils.adapter import common
+from ansible_collections.lcm.openstack.plugins.module_utils.adapter import phase as adapter
 from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.redact import MASK, Redactor
 
@@ -77,8 +78,8 @@ class _Runner:
 @pytest.fixture
 def fake_engine(monkeypatch: pytest.MonkeyPatch) -> Any:
     _Runner.seen, _Runner.failing = [], False
-    monkeypatch.setattr(phase_mod, "PhaseRunner", _Runner)
-    monkeypatch.setattr(runner, "_client", lambda module: None)
+    monkeypatch.setattr(adapter, "PhaseRunner", _Runner)
+    monkeypatch.setattr(adapter, "client", lambda module: None)
     return _Runner
 
 
@@ -88,7 +89,7 @@ def test_the_phase_echoes_its_values_masked_and_runs_with_them_whole(fake_engine
         fake_engine.outcome, fake_engine.failing = PhaseError("refused"), True
     module = _Module(_phase_params(copy.deepcopy(VALUES)))
     with pytest.raises(_Exit):
-        runner.run_phase(module)
+        adapter.run_phase(module)
     assert fake_engine.seen == [VALUES]  # the engine rendered with the real values
     echoed = module.exited["invocation"]["source"]["values"]
     assert _masked_echo(echoed) == {"username": "admin", "password": MASK}
@@ -104,7 +105,7 @@ def test_release_params_are_masked_by_key_secret_values_entirely() -> None:
                              {"value": "pod.replicas.api=2", "value_type": "raw"}]}
     original = copy.deepcopy(params)
     set_values = params["set_values"]
-    runner.mask_release_params(params, Redactor())
+    common.mask_release_params(params, Redactor())
     assert _masked_echo(params["values"])["password"] == MASK
     assert params["secret_values"] == {"conf": {"ldap": {"bind_dn": MASK}}}
     assert [e["value"] for e in params["set_values"]] == [
@@ -124,15 +125,11 @@ def test_release_info_masks_short_credentials_under_their_keys() -> None:
     assert info["values"]["conf"] == VALUES["conf"]
 
 
-def test_run_traffic_is_gone() -> None:
-    assert not hasattr(runner, "run_traffic")
-
-
 def test_a_module_that_cannot_reach_the_apiserver_fails_with_one_line() -> None:
     from urllib3.connectionpool import HTTPSConnectionPool
     from urllib3.exceptions import MaxRetryError, NewConnectionError
 
-    from ansible_collections.lcm.openstack.plugins.module_utils.runner import reported
+    from ansible_collections.lcm.openstack.plugins.module_utils.adapter.connection import reported
 
     class _Module:
         params: Dict[str, Any] = {"host": None}

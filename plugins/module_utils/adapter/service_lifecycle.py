@@ -1,0 +1,47 @@
+# Copyright: lcm.openstack contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""lcm.openstack.service_lifecycle: the record, its state and its flow."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ansible_collections.lcm.openstack.plugins.module_utils import flow, flow_lease, lease_renewer
+from ansible_collections.lcm.openstack.plugins.module_utils.adapter.connection import client, reported
+from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle import Lifecycle
+
+
+@reported
+def run_service_lifecycle(module: Any) -> None:
+    dyn = client(module)
+    p = module.params
+    f = p.get("flow") or {}
+    req = flow.LifecycleRequest(
+        service=p["service"], release=p.get("release") or p["service"], namespace=p["namespace"],
+        depends_on=p.get("depends_on"), lifecycle_state=p.get("lifecycle_state"), message=p.get("reason") or "",
+        flow=f.get("name"), flow_action=f.get("action"), planned=f.get("planned") or (),
+        target_version=f.get("target_version") or "", from_revision=f.get("from_revision") or 0,
+        result=f.get("result"),
+        require_dependencies=p.get("require_dependencies", True))
+    lease = None if module.check_mode or req.flow_action not in ("start", "end") else \
+        flow_lease.FlowLease(dyn, req.namespace, req.service, flow_lease.holder_identity())
+    try:
+        taken = lease.acquire(req.flow or "") if lease and req.flow_action == "start" else None
+        try:
+            result = flow.run(Lifecycle(dyn, req.namespace, req.service, req.release), req, module.check_mode)
+        except PhaseError:
+            if taken:  # the flow did not start: nothing holds the service
+                lease.release()
+            raise
+        if taken:
+            result["lease"] = taken.message
+            lease_renewer.keep_renewed(dyn, lease)
+        elif lease and req.flow_action == "end":
+            result["lease"] = "released" if lease.release() else "not held by this run"
+    except PhaseError as exc:
+        module.fail_json(msg=str(exc))
+    diff = result.pop("diff")
+    if module._diff:
+        result["diff"] = diff
+    module.exit_json(**result)
