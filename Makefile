@@ -109,7 +109,7 @@ test-all:
 	echo "all suites passed: unit integration molecule sanity lint"
 
 unit: collection
-	$(BIN)/pytest tests/unit
+	$(BIN)/pytest tests/unit tests/tooling
 
 integration: collection
 	$(WITH_BED) $(BIN)/pytest --durations=20 tests/integration
