@@ -57,6 +57,7 @@ from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Seq
 
 from ansible.errors import AnsibleError
 from ansible.plugins.callback import CallbackBase
+from ansible_collections.lcm.openstack.plugins.module_utils.timefmt import duration_or_dash
 
 PHASE = "lcm.openstack.phase"
 TRAFFIC = "lcm.openstack.traffic"
@@ -93,14 +94,8 @@ def literal(value: Any) -> Optional[str]:
 
 
 def format_duration(seconds: Optional[Any]) -> str:
-    """6s, 1m04s, or - when unknown."""
-    if seconds is None or isinstance(seconds, bool):
-        return "-"
-    try:
-        minutes, secs = divmod(int(seconds), 60)
-    except (TypeError, ValueError):
-        return "-"
-    return f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
+    """6s, 1m04s, or - when unknown (timefmt, as the flow summary says it)."""
+    return duration_or_dash(seconds)
 
 
 def phase_type(action: str, args: Mapping[str, Any]) -> Optional[str]:

@@ -18,8 +18,9 @@ from ansible_collections.lcm.openstack.plugins.module_utils.insights import (
     CRITICAL, ERROR, LEVELS, Insight, Settings, Snapshot, produce_all,
 )
 from ansible_collections.lcm.openstack.plugins.module_utils.insights.base import (
-    format_time, name_of, namespace_of, parse_time, seconds,
+    name_of, namespace_of,
 )
+from ansible_collections.lcm.openstack.plugins.module_utils.timefmt import format_time, parse_time, seconds
 from ansible_collections.lcm.openstack.plugins.module_utils.insights.phases import timeout_seconds
 from ansible_collections.lcm.openstack.plugins.module_utils.insights.scope import Scope
 

@@ -15,13 +15,12 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any, Dict, List, Optional, Sequence
 
 from ansible_collections.lcm.openstack.plugins.module_utils.compat import NotFoundError
 from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle import Lifecycle
-from ansible_collections.lcm.openstack.plugins.module_utils.phase_summary import now
+from ansible_collections.lcm.openstack.plugins.module_utils.timefmt import duration_or_dash, now_text as now, seconds_between
 
 FLOWS = ("greenfield", "update", "rollback", "remove")
 FLOW_RESULTS = ("Succeeded", "Failed", "RolledBack")
@@ -110,7 +109,7 @@ def rows(record: Dict[str, Any]) -> List[Dict[str, Any]]:
     for name in (status.get("flow") or {}).get("phases") or []:
         entry = history.get(name, {})
         out.append({"phase": entry.get("type", ""), "result": entry.get("result", "Unknown"),
-                    "duration_seconds": _seconds(entry.get("startedAt"), entry.get("completedAt")),
+                    "duration_seconds": seconds_between(entry.get("startedAt"), entry.get("completedAt")),
                     "name": name, "message": entry.get("message", "")})
     return out
 
@@ -121,7 +120,7 @@ def report(record: Dict[str, Any]) -> str:
     flow = status.get("flow") or {}
     service = (record.get("spec") or {}).get("service") or record["metadata"]["name"]
     table = [("PHASE", "RESULT", "DURATION", "PHASE RESOURCE")]
-    table += [(r["phase"], r["result"], _duration(r["duration_seconds"]), r["name"]) for r in rows(record)]
+    table += [(r["phase"], r["result"], duration_or_dash(r["duration_seconds"]), r["name"]) for r in rows(record)]
     widths = [max(len(str(row[i])) for row in table) for i in range(4)]
     where = f"{service} ({record['metadata'].get('namespace')})"
     state = status.get("state") or "unknown"
@@ -133,9 +132,9 @@ def report(record: Dict[str, Any]) -> str:
     lines += ["  ".join(str(v).ljust(w) for v, w in zip(row, widths)).rstrip() for row in table]
     if len(table) == 1:
         lines.append("(no phase ran)")
-    total = _seconds(flow.get("startedAt"), flow.get("completedAt"))
+    total = seconds_between(flow.get("startedAt"), flow.get("completedAt"))
     if total is not None:
-        lines.append(f"total {_duration(total)}")
+        lines.append(f"total {duration_or_dash(total)}")
     if flow.get("message"):
         lines.append(flow["message"])
     return "\n".join(lines)
@@ -221,20 +220,6 @@ def _without_phases(summary_: Dict[str, Any]) -> Dict[str, Any]:
     if out.get("flow"):
         out["flow"] = {k: v for k, v in out["flow"].items() if k != "phases"}
     return out
-
-
-def _seconds(started: Optional[str], completed: Optional[str]) -> Optional[int]:
-    if not started or not completed:
-        return None
-    fmt = "%Y-%m-%dT%H:%M:%SZ"
-    return int((datetime.strptime(completed, fmt) - datetime.strptime(started, fmt)).total_seconds())
-
-
-def _duration(seconds: Optional[int]) -> str:
-    if seconds is None:
-        return "-"
-    minutes, secs = divmod(int(seconds), 60)
-    return f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
 
 
 def _versions(flow: Dict[str, Any]) -> str:

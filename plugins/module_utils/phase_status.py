@@ -13,7 +13,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils import diagnose, tra
 from ansible_collections.lcm.openstack.plugins.module_utils.compat import DynamicApiError
 from ansible_collections.lcm.openstack.plugins.module_utils.errors import api_error
 from ansible_collections.lcm.openstack.plugins.module_utils.model import FAILED, RUNNING, SUCCEEDED
-from ansible_collections.lcm.openstack.plugins.module_utils.phase_summary import now, parse_time
+from ansible_collections.lcm.openstack.plugins.module_utils.timefmt import now_text as now, parse_time
 from ansible_collections.lcm.openstack.plugins.module_utils.readiness import NOT_FOUND, Readiness
 from ansible_collections.lcm.openstack.plugins.module_utils.redact import Redactor
 from ansible_collections.lcm.openstack.plugins.module_utils.render import Rendered

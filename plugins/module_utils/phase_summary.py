@@ -1,23 +1,14 @@
 # Copyright: lcm.openstack contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""A Phase as the modules return it, and the timestamps its status holds.
-Apart from the status writer (phase_status.py) so that what only reads
+"""A Phase as the modules return it. Apart from the status writer (phase_status.py) so that what only reads
 Phases (phase_info, the flow summary) does not ship the phase engine."""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
-from typing import Any, Dict, Optional
+from typing import Any, Dict
 
 from ansible_collections.lcm.openstack.plugins.module_utils.model import FAILED
-
-
-def now() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def parse_time(ts: Optional[str]) -> Optional[datetime]:
-    return datetime.strptime(ts, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc) if ts else None
+from ansible_collections.lcm.openstack.plugins.module_utils.timefmt import parse_time
 
 
 def _snake(record: Dict[str, Any]) -> Dict[str, Any]:

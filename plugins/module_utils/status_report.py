@@ -14,8 +14,9 @@ from datetime import datetime
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from ansible_collections.lcm.openstack.plugins.module_utils.insights.base import (
-    INFO, duration, parse_time, seconds, utcnow,
+    INFO,
 )
+from ansible_collections.lcm.openstack.plugins.module_utils.timefmt import duration, parse_time, seconds, utcnow
 
 DETAILS = ("none", "phases", "health", "all")
 LABEL_WIDTH = 17  # "Target Version:  " and the values after it line up

@@ -16,7 +16,7 @@ from typing import Any, Dict, List, Tuple
 import yaml
 
 from ansible_collections.lcm.openstack.plugins.module_utils.insights import Snapshot
-from ansible_collections.lcm.openstack.plugins.module_utils.insights.base import parse_time
+from ansible_collections.lcm.openstack.plugins.module_utils.timefmt import parse_time
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "unit" / "fixtures" / "update_status"

@@ -23,7 +23,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils.assessment import (
     cluster_status, estimates, service_status, steps,
 )
 from ansible_collections.lcm.openstack.plugins.module_utils.insights import Insight, Settings, Snapshot
-from ansible_collections.lcm.openstack.plugins.module_utils.insights.base import parse_time
+from ansible_collections.lcm.openstack.plugins.module_utils.timefmt import parse_time
 from support.update_status import load, scenarios, schema_errors, snapshot, status_schema
 
 FLOW_FIXTURES = Path(__file__).parent / "fixtures" / "flow"

@@ -18,7 +18,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils import insights
 from ansible_collections.lcm.openstack.plugins.module_utils.insights import (
     IMPACTS, LEVELS, PRODUCERS, Insight, Settings, Snapshot, produce_all,
 )
-from ansible_collections.lcm.openstack.plugins.module_utils.insights.base import format_time, parse_time
+from ansible_collections.lcm.openstack.plugins.module_utils.timefmt import format_time, parse_time
 from ansible_collections.lcm.openstack.plugins.module_utils.insights.scope import Scope
 from support.update_status import load, scenarios, snapshot
 

@@ -18,7 +18,7 @@ import pytest
 
 from ansible_collections.lcm.openstack.plugins.module_utils.assessment import cluster_status
 from ansible_collections.lcm.openstack.plugins.module_utils.insights import Settings
-from ansible_collections.lcm.openstack.plugins.module_utils.insights.base import parse_time
+from ansible_collections.lcm.openstack.plugins.module_utils.timefmt import parse_time
 from ansible_collections.lcm.openstack.plugins.module_utils.status_report import report
 from support.update_status import FIXTURES, snapshot
 

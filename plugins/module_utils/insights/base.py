@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import datetime
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Set
+
+from ansible_collections.lcm.openstack.plugins.module_utils.timefmt import format_time, parse_time, utcnow
 
 INFO, WARNING, ERROR, CRITICAL = "Info", "Warning", "Error", "Critical"
 LEVELS = (INFO, WARNING, ERROR, CRITICAL)  # least severe first
@@ -24,12 +26,7 @@ UPDATE_STALLED = "Update Stalled"
 UNKNOWN = "Unknown"
 IMPACTS = (API_AVAILABILITY, SERVICE_OUTAGE, DATA_LOSS_RISK, UPDATE_SPEED, UPDATE_STALLED, UNKNOWN)
 
-TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 DOCS = "docs/update-status.md"
-
-
-def utcnow() -> datetime:
-    return datetime.now(timezone.utc)
 
 
 @dataclass
@@ -122,38 +119,6 @@ def resource(kind: str, name: str, namespace: str) -> Dict[str, str]:
     return {"kind": kind, "name": name, "namespace": namespace}
 
 
-def parse_time(value: Any) -> Optional[datetime]:
-    """A Kubernetes timestamp (or a datetime, as YAML loads an unquoted one) in UTC."""
-    if value in (None, ""):
-        return None
-    if isinstance(value, datetime):
-        return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
-    text = str(value).strip()
-    if text.endswith("Z"):
-        text = text[:-1] + "+00:00"
-    try:
-        parsed = datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    return (parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)).astimezone(timezone.utc)
-
-
-def format_time(value: datetime) -> str:
-    return value.astimezone(timezone.utc).strftime(TIME_FORMAT)
-
-
-def epoch(value: Any) -> Optional[datetime]:
-    """Seconds since the epoch (Helm's modifiedAt label) as a datetime."""
-    try:
-        return datetime.fromtimestamp(int(str(value)), timezone.utc)
-    except (TypeError, ValueError, OverflowError):
-        return None
-
-
-def seconds(delta: timedelta) -> float:
-    return delta.total_seconds()
-
-
 def labels(obj: Mapping[str, Any]) -> Mapping[str, str]:
     return (obj.get("metadata") or {}).get("labels") or {}
 
@@ -184,21 +149,6 @@ def first_time(*values: Any) -> Optional[datetime]:
         if parsed is not None:
             return parsed
     return None
-
-
-def duration(total: float) -> str:
-    """45s, 1m04s, 1h05m, 2d03h: the largest unit and the next one."""
-    total = max(0, int(total))
-    days, rest = divmod(total, 86400)
-    hours, rest = divmod(rest, 3600)
-    minutes, secs = divmod(rest, 60)
-    if days:
-        return f"{days}d{hours:02d}h"
-    if hours:
-        return f"{hours}h{minutes:02d}m"
-    if minutes:
-        return f"{minutes}m{secs:02d}s"
-    return f"{secs}s"
 
 
 def new_insight(producer: str, problem: str, service: str, namespace: str, kind: str, name: str, *,

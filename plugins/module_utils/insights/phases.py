@@ -13,8 +13,9 @@ from __future__ import annotations
 from typing import Any, Dict, List, Mapping
 
 from ansible_collections.lcm.openstack.plugins.module_utils.insights.base import (
-    ERROR, UPDATE_STALLED, Insight, Settings, Snapshot, name_of, new_insight, parse_time, resource, seconds,
+    ERROR, UPDATE_STALLED, Insight, Settings, Snapshot, name_of, new_insight, resource,
 )
+from ansible_collections.lcm.openstack.plugins.module_utils.timefmt import parse_time, seconds
 from ansible_collections.lcm.openstack.plugins.module_utils.insights.scope import Scope
 
 NAME = "phases"

@@ -12,9 +12,9 @@ from __future__ import annotations
 from typing import Any, List, Mapping, Optional
 
 from ansible_collections.lcm.openstack.plugins.module_utils.insights.base import (
-    CRITICAL, DOCS, UPDATE_STALLED, Insight, Settings, Snapshot, epoch, first_time, labels, name_of, new_insight,
-    seconds,
+    CRITICAL, DOCS, UPDATE_STALLED, Insight, Settings, Snapshot, first_time, labels, name_of, new_insight,
 )
+from ansible_collections.lcm.openstack.plugins.module_utils.timefmt import epoch, seconds
 from ansible_collections.lcm.openstack.plugins.module_utils.insights.scope import Scope, revision
 
 NAME = "releases"

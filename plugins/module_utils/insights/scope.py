@@ -22,8 +22,9 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional, Set, Tuple
 
 from ansible_collections.lcm.openstack.plugins.module_utils.insights.base import (
-    Snapshot, annotations, labels, name_of, namespace_of, parse_time,
+    Snapshot, annotations, labels, name_of, namespace_of,
 )
+from ansible_collections.lcm.openstack.plugins.module_utils.timefmt import parse_time
 from ansible_collections.lcm.openstack.plugins.module_utils.model import LABEL_PHASE, LABEL_SERVICE
 
 RELEASE_ANNOTATION = "meta.helm.sh/release-name"
