@@ -23,7 +23,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils.model import (
 
 HISTORY_LIMIT = 50
 # The state a successful phase leaves the service in; the flows set the rest.
-DONE_STATE = {"uninstall": "Removed", "trafficrollout": "Operational"}
+DONE_STATE = {"uninstall": "Removed", "trafficrollout": "Operational", "trafficdrain": "Draining"}
 VERSIONED = ("install", "upgrade", "rollback")
 
 

@@ -64,6 +64,7 @@ def _run(status: Dict[str, Any], ptype: str, result: str) -> Dict[str, Any]:
     ("Operational", "upgrade", "Succeeded", "Operational"),
     ("", "install", "Succeeded", "Installing"),  # installed, not yet tested or opened: the next role says
     ("Operational", "uninstall", "Succeeded", "Removed"),
+    ("Operational", "trafficdrain", "Succeeded", "Draining"),  # drained: waiting for its update
 ])
 def test_a_phase_outside_any_flow_leaves_a_true_state(before: str, ptype: str, result: str, after: str) -> None:
     status = _run({"state": before} if before else {}, ptype, result)
