@@ -29,7 +29,9 @@ from ansible_collections.lcm.openstack.plugins.module_utils import interrupt, tr
 from ansible_collections.lcm.openstack.plugins.module_utils.compat import DynamicApiError, NotFoundError
 from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseError, PhaseFailed, api_error
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle import Lifecycle
-from ansible_collections.lcm.openstack.plugins.module_utils.model import FAILED, LABEL_SERVICE, PENDING, RUNNING, SUCCEEDED
+from ansible_collections.lcm.openstack.plugins.module_utils.model import (
+    FAILED, LABEL_SERVICE, LABEL_SPEC_HASH, PENDING, RUNNING, SUCCEEDED,
+)
 from ansible_collections.lcm.openstack.plugins.module_utils.phase_status import StatusWriter
 from ansible_collections.lcm.openstack.plugins.module_utils.stop import stop_jobs
 
@@ -47,10 +49,21 @@ def create(phases: Any, body: Dict[str, Any], service: str) -> Dict[str, Any]:
         other = phases.get(name=name, namespace=namespace).to_dict()
     except NotFoundError:
         other = {}
+    if _ours(other, body):
+        return other  # our create, sent again after a blip, had landed the first time
     state = (other.get("status") or {}).get("state", PENDING)
     raise PhaseError(
         f"another run created Phase {name} for {service} at the same moment ({state}); "
         "it runs the phase now. Wait for that run to end; a re-run then finds its outcome")
+
+
+def _ours(other: Dict[str, Any], body: Dict[str, Any]) -> bool:
+    """A Phase of the same spec that nobody has started: the one this run
+    created. (No other run can be creating it: the run holds its service's
+    Lease, service_hold.py.)"""
+    labels, wanted = (other.get("metadata") or {}).get("labels") or {}, body["metadata"].get("labels") or {}
+    return bool(other) and not (other.get("status") or {}).get("state") and \
+        labels.get(LABEL_SPEC_HASH) == wanted.get(LABEL_SPEC_HASH) is not None
 
 
 def refuse_concurrent(phases: Any, namespace: str, service: str, allowed: Collection[str], doing: str) -> None:

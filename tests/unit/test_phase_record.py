@@ -141,3 +141,38 @@ def test_the_phase_itself_and_the_rollout_a_check_runs_inside_are_allowed() -> N
                       _phase("keystone-test-check-1", "test", "Running")])
     phase_record.refuse_concurrent(listed, "openstack", "keystone",
                                    ("keystone-test-check-1", "keystone-trafficrollout-1"), "starting another")
+
+
+class _Created:
+    """A create that landed although its answer was lost: the second create meets 409."""
+
+    def __init__(self, existing: Dict[str, Any]) -> None:
+        self.existing = existing
+
+    def create(self, body: Dict[str, Any], namespace: str) -> Any:
+        from kubernetes.client.rest import ApiException
+        from kubernetes.dynamic.exceptions import ConflictError
+        raise ConflictError(ApiException(status=409, reason="Conflict"))
+
+    def get(self, name: str, namespace: str) -> Any:
+        return self
+
+    def to_dict(self) -> Dict[str, Any]:
+        return self.existing
+
+
+def _body(spec_hash: str) -> Dict[str, Any]:
+    return {"metadata": {"name": "keystone-install-1", "namespace": "openstack",
+                         "labels": {"lifecycle.openstack.org/spec-hash": spec_hash}}}
+
+
+def test_a_create_sent_again_finds_its_own_phase() -> None:
+    mine = dict(_body("abc"), spec={})
+    assert phase_record.create(_Created(mine), _body("abc"), "keystone") is mine
+
+
+def test_a_phase_another_run_started_is_refused() -> None:
+    theirs = dict(_body("abc"), status={"state": "Running"})
+    with pytest.raises(PhaseError, match="another run created Phase keystone-install-1 for keystone at the same "
+                                         r"moment \(Running\)"):
+        phase_record.create(_Created(theirs), _body("abc"), "keystone")

@@ -19,6 +19,7 @@ from typing import Any, Callable
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
 from ansible_collections.lcm.openstack.plugins.module_utils.errors import connection_error, refusal
+from ansible_collections.lcm.openstack.plugins.module_utils.retrying import retrying
 
 
 def reported(run: Callable[[Any], None]) -> Callable[[Any], None]:
@@ -66,7 +67,7 @@ def client(module: Any) -> Any:
     if _missing_kubeconfig(module):
         module.fail_json(msg=_missing_kubeconfig(module))
     try:
-        return get_api_client(module=module).client
+        return retrying(get_api_client(module=module).client)
     except CoreException as exc:
         module.fail_json(msg=f"{exc}. Set kubeconfig (or K8S_AUTH_KUBECONFIG), or host and "
                              "api_key (K8S_AUTH_HOST, K8S_AUTH_API_KEY)")
@@ -78,7 +79,7 @@ def helm_kube_client(module: Any) -> Any:
     p = module.params
     auth = {k: p.get(k) for k in ("kubeconfig", "context", "host", "api_key", "validate_certs", "ca_cert")}
     try:
-        return get_api_client(module=None, **{k: v for k, v in auth.items() if v is not None}).client
+        return retrying(get_api_client(module=None, **{k: v for k, v in auth.items() if v is not None}).client)
     except CoreException as exc:
         module.fail_json(msg=f"{exc}. Set kubeconfig (or K8S_AUTH_KUBECONFIG), or host and api_key")
     return None
