@@ -7,7 +7,8 @@ the wait); but a module makes many more (discovery, the reads before a phase
 starts, the Lease, the ServiceLifecycle), and with connections dropped every
 few seconds one unguarded call in a hundred is enough to fail a task that
 nothing was wrong with. So the client's one funnel for HTTP requests
-(kubernetes.client.ApiClient.request) tries a request again when it failed
+(kubernetes.client.ApiClient.call_api, which the dynamic client's
+every request goes through) tries a request again when it failed
 transiently (transient.is_transient), within REQUEST_SECONDS.
 
 Sent again, a request that had landed answers as if it were new: a create
@@ -33,10 +34,10 @@ def retrying(dyn: Any) -> Any:
     api = getattr(dyn, "client", None)
     if api is None or getattr(api, "_lcm_retrying", False):
         return dyn
-    send = api.request
+    send = api.call_api
 
-    def request(*args: Any, **kwargs: Any) -> Any:
+    def call_api(*args: Any, **kwargs: Any) -> Any:
         return transient.retry(lambda: send(*args, **kwargs), budget=REQUEST_SECONDS)
-    api.request = request
+    api.call_api = call_api
     api._lcm_retrying = True  # pylint: disable=protected-access
     return dyn

@@ -13,7 +13,7 @@ class _Api:
     def __init__(self, failures: List[BaseException]) -> None:
         self.failures, self.sent = list(failures), 0
 
-    def request(self, method: str, url: str, **_kw: Any) -> str:
+    def call_api(self, url: str, method: str, **_kw: Any) -> str:
         self.sent += 1
         if self.failures:
             raise self.failures.pop(0)
@@ -34,7 +34,7 @@ def no_pause(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_a_request_cut_short_is_sent_again() -> None:
     api = _Api([ConnectionResetError(104, "Connection reset by peer"), ConnectionRefusedError(111, "refused")])
     dyn = retrying.retrying(_Dyn(api))
-    assert dyn.client.request("GET", "/api/v1/namespaces/openstack/pods") == "GET /api/v1/namespaces/openstack/pods"
+    assert dyn.client.call_api("/api/v1/namespaces/openstack/pods", "GET") == "GET /api/v1/namespaces/openstack/pods"
     assert api.sent == 3
 
 
@@ -44,5 +44,5 @@ def test_a_terminal_answer_is_not_sent_again_and_wrapping_twice_is_once() -> Non
     api = _Api([Forbidden("forbidden")])
     dyn = retrying.retrying(retrying.retrying(_Dyn(api)))
     with pytest.raises(Forbidden):
-        dyn.client.request("GET", "/api/v1/secrets")
+        dyn.client.call_api("/api/v1/secrets", "GET")
     assert api.sent == 1
