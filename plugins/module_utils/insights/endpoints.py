@@ -16,7 +16,8 @@ from datetime import datetime
 from typing import Any, List, Mapping, Optional
 
 from ansible_collections.lcm.openstack.plugins.module_utils.insights.base import (
-    CRITICAL, DOCS, SERVICE_OUTAGE, Insight, Settings, Snapshot, annotations, labels, name_of, namespace_of, new_insight, resource,
+    CRITICAL, DOCS, SERVICE_OUTAGE, Insight, Settings, Snapshot, annotations, labels, name_of, namespace_of,
+    new_insight, resource,
 )
 from ansible_collections.lcm.openstack.plugins.module_utils.timefmt import parse_time
 from ansible_collections.lcm.openstack.plugins.module_utils.insights.scope import RELEASE_ANNOTATION, Scope, Service

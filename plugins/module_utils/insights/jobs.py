@@ -12,7 +12,8 @@ from __future__ import annotations
 from typing import Any, List, Mapping
 
 from ansible_collections.lcm.openstack.plugins.module_utils.insights.base import (
-    ERROR, UPDATE_SPEED, UPDATE_STALLED, WARNING, Insight, Settings, Snapshot, annotations, condition, first_time, name_of, new_insight,
+    ERROR, UPDATE_SPEED, UPDATE_STALLED, WARNING, Insight, Settings, Snapshot, annotations, condition,
+    first_time, name_of, new_insight,
 )
 from ansible_collections.lcm.openstack.plugins.module_utils.timefmt import duration, parse_time, seconds
 from ansible_collections.lcm.openstack.plugins.module_utils.insights.scope import Scope

@@ -13,7 +13,8 @@ from datetime import datetime
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from ansible_collections.lcm.openstack.plugins.module_utils.insights.base import (
-    API_AVAILABILITY, ERROR, UPDATE_SPEED, UPDATE_STALLED, WARNING, Insight, Settings, Snapshot, condition, first_time, name_of, namespace_of, new_insight, resource,
+    API_AVAILABILITY, ERROR, UPDATE_SPEED, UPDATE_STALLED, WARNING, Insight, Settings, Snapshot, condition,
+    first_time, name_of, namespace_of, new_insight, resource,
 )
 from ansible_collections.lcm.openstack.plugins.module_utils.timefmt import seconds
 from ansible_collections.lcm.openstack.plugins.module_utils.insights.scope import Scope
