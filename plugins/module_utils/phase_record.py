@@ -62,8 +62,9 @@ def _ours(other: Dict[str, Any], body: Dict[str, Any]) -> bool:
     created. (No other run can be creating it: the run holds its service's
     Lease, service_hold.py.)"""
     labels, wanted = (other.get("metadata") or {}).get("labels") or {}, body["metadata"].get("labels") or {}
-    return bool(other) and not (other.get("status") or {}).get("state") and \
-        labels.get(LABEL_SPEC_HASH) == wanted.get(LABEL_SPEC_HASH) is not None
+    spec_hash = wanted.get(LABEL_SPEC_HASH)
+    return bool(other) and not (other.get("status") or {}).get("state") and spec_hash is not None and \
+        labels.get(LABEL_SPEC_HASH) == spec_hash
 
 
 def refuse_concurrent(phases: Any, namespace: str, service: str, allowed: Collection[str], doing: str) -> None:
