@@ -343,15 +343,22 @@ def delete_and_wait(dyn: Any, res: Any, name: str, namespace: str, propagation: 
         raise api_error(exc, "delete", res.name, namespace) from exc
     deadline = time.monotonic() + timeout
     version = listed["metadata"]["resourceVersion"]
+    breaks = 0
     while time.monotonic() < deadline:
         try:
             for event in dyn.watch(res, namespace=namespace, field_selector=selector, resource_version=version,
                                    timeout=max(1, int(deadline - time.monotonic()))):
                 if event["type"] == "DELETED":
                     return True
+            breaks = 0
         except ApiException as exc:
-            if exc.status != 410:
+            if exc.status != 410 and not transient.is_transient(exc):
                 raise api_error(exc, "watch", res.name, namespace) from exc
+        except Exception as exc:  # noqa: BLE001 - a watch cut off mid-stream lists again, like a 410
+            if not transient.is_transient(exc):
+                raise
+            breaks += 1
+            time.sleep(min(transient.backoff(breaks), max(0.0, deadline - time.monotonic())))
         try:  # the watch ended or expired: where is it now?
             listed = res.get(namespace=namespace, field_selector=selector).to_dict()
         except DynamicApiError as exc:

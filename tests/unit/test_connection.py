@@ -4,7 +4,7 @@ what reaches a module's top uncaught (reported)."""
 from __future__ import annotations
 
 import json
-from typing import Any, Dict
+from typing import Any, Dict, List
 
 import pytest
 
@@ -116,3 +116,36 @@ def test_anything_else_is_raised_as_it_is(exc: BaseException) -> None:
     with pytest.raises(type(exc)):
         run(module)
     assert module.failed == {}
+
+
+# -- the client: made again through a transient failure ------------------------------------
+
+def test_the_client_is_made_again_when_discovery_is_cut_short(monkeypatch: pytest.MonkeyPatch) -> None:
+    """kubernetes.core's dynamic client reads /version and the API groups as
+    it is made, before its requests can be wrapped: a drop then is retried."""
+    from urllib3.exceptions import ProtocolError
+
+    from ansible_collections.lcm.openstack.plugins.module_utils import transient
+    from ansible_collections.lcm.openstack.plugins.module_utils.adapter import connection
+
+    class Api:
+        def call_api(self, *_a: Any, **_kw: Any) -> str:
+            return "sent"
+
+    class Made:
+        client = type("Dyn", (), {"client": Api()})()
+
+    attempts: List[int] = []
+
+    def get_api_client(module: Any = None, **_kw: Any) -> Any:
+        attempts.append(1)
+        if len(attempts) < 3:
+            raise ProtocolError("Connection broken: IncompleteRead(1695 bytes read, 1490 more expected)")
+        return Made()
+    real = transient.retry
+    monkeypatch.setattr(transient, "retry", lambda call, budget=0: real(call, budget, sleep=lambda _s: None))
+    monkeypatch.setattr(connection, "get_api_client", get_api_client)
+    dyn = connection.client(_ReportingModule())
+    assert len(attempts) == 3
+    assert dyn.client._lcm_retrying  # pylint: disable=protected-access
+    assert dyn.client.call_api("/version", "GET") == "sent"

@@ -18,8 +18,9 @@ from typing import Any, Callable
 
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
+from ansible_collections.lcm.openstack.plugins.module_utils import transient
 from ansible_collections.lcm.openstack.plugins.module_utils.errors import connection_error, refusal
-from ansible_collections.lcm.openstack.plugins.module_utils.retrying import retrying
+from ansible_collections.lcm.openstack.plugins.module_utils.retrying import REQUEST_SECONDS, retrying
 
 
 def reported(run: Callable[[Any], None]) -> Callable[[Any], None]:
@@ -67,7 +68,7 @@ def client(module: Any) -> Any:
     if _missing_kubeconfig(module):
         module.fail_json(msg=_missing_kubeconfig(module))
     try:
-        return retrying(get_api_client(module=module).client)
+        return retrying(_connected(lambda: get_api_client(module=module)).client)
     except CoreException as exc:
         module.fail_json(msg=f"{exc}. Set kubeconfig (or K8S_AUTH_KUBECONFIG), or host and "
                              "api_key (K8S_AUTH_HOST, K8S_AUTH_API_KEY)")
@@ -79,7 +80,18 @@ def helm_kube_client(module: Any) -> Any:
     p = module.params
     auth = {k: p.get(k) for k in ("kubeconfig", "context", "host", "api_key", "validate_certs", "ca_cert")}
     try:
-        return retrying(get_api_client(module=None, **{k: v for k, v in auth.items() if v is not None}).client)
+        given = {k: v for k, v in auth.items() if v is not None}
+        return retrying(_connected(lambda: get_api_client(module=None, **given)).client)
     except CoreException as exc:
         module.fail_json(msg=f"{exc}. Set kubeconfig (or K8S_AUTH_KUBECONFIG), or host and api_key")
     return None
+
+
+def _connected(connect: Callable[[], Any]) -> Any:
+    """kubernetes.core's client, made again through a transient failure.
+
+    Its dynamic client reads the server's version and API groups while it is
+    constructed, before retrying() can wrap the ApiClient's requests; a
+    connection dropped then would fail the task before it started. Nothing
+    is cached by a construction that failed, and the reads are idempotent."""
+    return transient.retry(connect, budget=REQUEST_SECONDS)
