@@ -40,8 +40,8 @@ sys.path.insert(0, str(ROOT / "build" / "collections"))
 
 from kubernetes import config, dynamic, watch  # noqa: E402
 
-from ansible_collections.lcm.openstack.plugins.module_utils.phase import PhaseRunner  # noqa: E402
-from ansible_collections.lcm.openstack.plugins.module_utils.spec import PhaseRequest, Source  # noqa: E402
+from ansible_collections.lcm.openstack.plugins.module_utils.phase.runner import PhaseRunner  # noqa: E402
+from ansible_collections.lcm.openstack.plugins.module_utils.phase.spec import PhaseRequest, Source  # noqa: E402
 
 ANSIBLE = str(Path(sys.executable).parent / "ansible")
 GROUP = "lifecycle.openstack.org"

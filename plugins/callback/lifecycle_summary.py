@@ -57,7 +57,7 @@ from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Seq
 
 from ansible.errors import AnsibleError
 from ansible.plugins.callback import CallbackBase
-from ansible_collections.lcm.openstack.plugins.module_utils.timefmt import duration_or_dash
+from ansible_collections.lcm.openstack.plugins.module_utils.common.timefmt import duration_or_dash
 
 PHASE = "lcm.openstack.phase"
 TRAFFIC = "lcm.openstack.traffic"

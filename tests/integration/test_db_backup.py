@@ -1,5 +1,5 @@
 """The backup and restore Jobs made from the stock mariadb chart's backup
-CronJob (plugins/module_utils/db_backup.py), on the bed: the apiserver takes
+CronJob (plugins/module_utils/phase/db_backup.py), on the bed: the apiserver takes
 them, and their pods start with the CronJob's account, volumes and claim,
 after the entrypoint gate let them through."""
 
@@ -10,7 +10,7 @@ from typing import Any, Dict, List
 import pytest
 from kubernetes import dynamic
 
-from ansible_collections.lcm.openstack.plugins.module_utils import db_backup
+from ansible_collections.lcm.openstack.plugins.module_utils.phase import db_backup
 from support import kube, openstack_helm
 
 pytestmark = pytest.mark.bed

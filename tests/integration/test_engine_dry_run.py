@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.lcm.openstack.plugins.module_utils.apply import Applier
-from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.phase.apply import Applier
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
 
 OWNER = {"apiVersion": "lifecycle.openstack.org/v1alpha1", "kind": "Phase", "name": "dry-run",
          "uid": "00000000-0000-0000-0000-000000000000", "controller": True, "blockOwnerDeletion": True}

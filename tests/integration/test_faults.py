@@ -210,6 +210,14 @@ def _flow(kubeconfig: str, playbook: str, namespace: str, **extra: Any) -> List[
             str(ROOT / "playbooks" / playbook), "-e", json.dumps(variables)]
 
 
+def _first_failure(out: str, around: int = 2500) -> str:
+    """What a failed playbook said first: the task that failed, not only the
+    rescue that followed it (its last lines)."""
+    at = min((i for i in (out.find("fatal:"), out.find("[ERROR]")) if i >= 0), default=-1)
+    head = out[max(0, at - around):at + around] if at >= 0 else ""
+    return f"{head}\n...\n{out[-2500:]}"
+
+
 def _env(kubeconfig: str) -> Dict[str, str]:
     return dict(os.environ, KUBECONFIG=kubeconfig, K8S_AUTH_KUBECONFIG=kubeconfig, ANSIBLE_NOCOLOR="1",
                 ANSIBLE_FORCE_COLOR="0", ANSIBLE_COLLECTIONS_PATH=str(ROOT / "build" / "collections"))
@@ -274,7 +282,7 @@ def test_a_greenfield_run_again_after_its_traffic_step_failed_goes_on_from_there
 
     again = subprocess.run(_flow(kubeconfig, "greenfield.yml", namespace, **track), env=env,
                            capture_output=True, text=True, check=False)
-    assert again.returncode == 0, again.stdout[-4000:]
+    assert again.returncode == 0, _first_failure(again.stdout)
     now = {j["metadata"]["name"]: j["metadata"]["uid"] for j in dyn.resources.get(
         api_version="batch/v1", kind="Job").get(namespace=namespace).to_dict()["items"]}
     assert now == jobs  # not one Job deleted, re-created or added
@@ -308,7 +316,7 @@ def test_a_whole_update_flow_with_connections_dropped_every_few_seconds_succeeds
     finally:
         stop.set()
         proxy.close()
-    assert update.returncode == 0, update.stdout[-5000:]
+    assert update.returncode == 0, _first_failure(update.stdout)
     assert proxy.dropped >= 5  # connections were really cut, again and again
 
     record = dyn.resources.get(api_version=GROUP, kind="ServiceLifecycle").get(

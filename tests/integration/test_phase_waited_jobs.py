@@ -22,8 +22,8 @@ from typing import Any, Dict, List, Set, Tuple
 import pytest
 from kubernetes import dynamic
 
-from ansible_collections.lcm.openstack.plugins.module_utils.dependencies import declared
-from ansible_collections.lcm.openstack.plugins.module_utils.selection import pod_references
+from ansible_collections.lcm.openstack.plugins.module_utils.phase.dependencies import declared
+from ansible_collections.lcm.openstack.plugins.module_utils.phase.selection import pod_references
 from support import kube, openstack_helm
 from support.ansible import run_module
 

@@ -13,8 +13,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Mapping, Optional
+from support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 CLUSTER = ROOT / "tests" / "cluster"
 
 

@@ -1,4 +1,4 @@
-"""An apiserver's Leases in memory, for unit tests of lease.py and its users:
+"""An apiserver's Leases in memory, for unit tests of kube/lease.py and its users:
 a dynamic client that knows one kind, with the resourceVersion checks and
 409s of the real one."""
 

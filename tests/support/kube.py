@@ -12,9 +12,10 @@ from typing import Any, Callable, Dict, Optional
 
 from kubernetes import config, dynamic
 from kubernetes.client.rest import ApiException
+from support import paths
 
 Obj = Dict[str, Any]
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = paths.ROOT
 
 
 def dynamic_client(kubeconfig: str) -> dynamic.DynamicClient:

@@ -42,7 +42,7 @@ INFRASTRUCTURE: Dict[str, List[str]] = {
 
 
 # The mariadb chart's backup CronJob, as an upgrade's database backup uses it
-# (plugins/module_utils/db_backup.py): the CronJob, the backup and restore
+# (plugins/module_utils/phase/db_backup.py): the CronJob, the backup and restore
 # scripts in its ConfigMap (conf.backup.enabled), and the archives on a
 # claim (pvc_backup; volume.backup.enabled is on by default) rather than on a
 # node's hostPath, so a restore finds them wherever it is scheduled.

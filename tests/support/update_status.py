@@ -10,15 +10,14 @@ object of its own replaces the base's of the same kind, namespace and name.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Any, Dict, List, Tuple
 
 import yaml
 
-from ansible_collections.lcm.openstack.plugins.module_utils.insights import Snapshot
-from ansible_collections.lcm.openstack.plugins.module_utils.timefmt import parse_time
+from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.insights import Snapshot
+from ansible_collections.lcm.openstack.plugins.module_utils.common.timefmt import parse_time
+from support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "unit" / "fixtures" / "update_status"
 CRD = ROOT / "roles" / "crds" / "files" / "updatestatus.yaml"
 DATE_TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$")

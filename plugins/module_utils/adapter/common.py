@@ -12,7 +12,7 @@ from typing import Any, Dict, List
 from ansible.module_utils.basic import env_fallback
 from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
 from ansible_collections.kubernetes.core.plugins.module_utils.helm_args_common import HELM_AUTH_ARG_SPEC
-from ansible_collections.lcm.openstack.plugins.module_utils.redact import MASK, Redactor
+from ansible_collections.lcm.openstack.plugins.module_utils.common.redact import MASK, Redactor
 
 
 def auth_argument_spec() -> Dict[str, Any]:

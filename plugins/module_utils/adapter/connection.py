@@ -18,9 +18,9 @@ from typing import Any, Callable
 
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
-from ansible_collections.lcm.openstack.plugins.module_utils import transient
-from ansible_collections.lcm.openstack.plugins.module_utils.errors import connection_error, refusal
-from ansible_collections.lcm.openstack.plugins.module_utils.retrying import REQUEST_SECONDS, retrying
+from ansible_collections.lcm.openstack.plugins.module_utils.common import transient
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import connection_error, refusal
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.retrying import REQUEST_SECONDS, retrying
 
 
 def reported(run: Callable[[Any], None]) -> Callable[[Any], None]:

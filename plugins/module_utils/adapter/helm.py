@@ -9,9 +9,9 @@ import os
 from typing import Any, Tuple
 
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.common import mask_release_params
-from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseError
-from ansible_collections.lcm.openstack.plugins.module_utils.helm import Helm, find_helm
-from ansible_collections.lcm.openstack.plugins.module_utils.redact import DEFAULT_SECRET_KEYS, Redactor
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.helm.cli import Helm, find_helm
+from ansible_collections.lcm.openstack.plugins.module_utils.common.redact import DEFAULT_SECRET_KEYS, Redactor
 
 
 def helm_cli(module: Any) -> Tuple[Helm, Redactor]:

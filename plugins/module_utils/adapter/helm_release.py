@@ -9,9 +9,9 @@ from typing import Any, Dict
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.common import mask, mask_release_params, warn
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.connection import helm_kube_client, reported
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.helm import helm_cli
-from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseError
-from ansible_collections.lcm.openstack.plugins.module_utils.helm import merge_values
-from ansible_collections.lcm.openstack.plugins.module_utils.helm_release import ReleaseManager, ReleaseRequest
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.helm.cli import merge_values
+from ansible_collections.lcm.openstack.plugins.module_utils.helm.release import ReleaseManager, ReleaseRequest
 
 
 def release_request(params: Dict[str, Any]) -> ReleaseRequest:

@@ -9,8 +9,8 @@ from typing import Any
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.common import mask
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.connection import reported
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.helm import helm_cli
-from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseError
-from ansible_collections.lcm.openstack.plugins.module_utils.release_info import release_info
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.helm.info import release_info
 
 
 @reported

@@ -8,11 +8,11 @@ from typing import Any, Dict, List
 
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.common import forget_secrets, mask_phase_params
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.connection import client, reported
-from ansible_collections.lcm.openstack.plugins.module_utils.compat import yaml
-from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseError
-from ansible_collections.lcm.openstack.plugins.module_utils.phase import PhaseRunner
-from ansible_collections.lcm.openstack.plugins.module_utils.redact import Redactor
-from ansible_collections.lcm.openstack.plugins.module_utils.spec import BLOCK_NAMES, PhaseRequest, Source
+from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import yaml
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.phase.runner import PhaseRunner
+from ansible_collections.lcm.openstack.plugins.module_utils.common.redact import Redactor
+from ansible_collections.lcm.openstack.plugins.module_utils.phase.spec import BLOCK_NAMES, PhaseRequest, Source
 
 
 def request_from_params(params: Dict[str, Any]) -> PhaseRequest:

@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.connection import client, reported
-from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseError
-from ansible_collections.lcm.openstack.plugins.module_utils.info import list_lifecycle
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.info import list_lifecycle
 
 
 @reported

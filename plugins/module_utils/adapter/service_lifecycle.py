@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ansible_collections.lcm.openstack.plugins.module_utils import flow, flow_lease, lease_renewer
+from ansible_collections.lcm.openstack.plugins.module_utils.kube import lease_renewer
+from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle import flow, flow_lease
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.connection import client, reported
-from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseError
-from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle import Lifecycle
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.record import Lifecycle
 
 
 @reported

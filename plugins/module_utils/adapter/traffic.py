@@ -7,14 +7,14 @@ from __future__ import annotations
 
 from typing import Any, Dict
 
-from ansible_collections.lcm.openstack.plugins.module_utils.compat import yaml
-from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import yaml
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.common import forget_secrets
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.connection import client, reported
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.phase import request_from_params
-from ansible_collections.lcm.openstack.plugins.module_utils.redact import Redactor
-from ansible_collections.lcm.openstack.plugins.module_utils.traffic import Check, TrafficRequest, TrafficRunner
-from ansible_collections.lcm.openstack.plugins.module_utils.traffic_check import masked_url
+from ansible_collections.lcm.openstack.plugins.module_utils.common.redact import Redactor
+from ansible_collections.lcm.openstack.plugins.module_utils.traffic.runner import Check, TrafficRequest, TrafficRunner
+from ansible_collections.lcm.openstack.plugins.module_utils.traffic.check import masked_url
 
 
 def request(p: Dict[str, Any]) -> TrafficRequest:

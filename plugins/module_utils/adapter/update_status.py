@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.connection import client, reported
-from ansible_collections.lcm.openstack.plugins.module_utils.errors import PhaseError
-from ansible_collections.lcm.openstack.plugins.module_utils.insights import Settings
-from ansible_collections.lcm.openstack.plugins.module_utils.update_status import StatusKeeper
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.insights import Settings
+from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.keeper import StatusKeeper
 
 
 @reported

@@ -1,0 +1,98 @@
+# Copyright: lcm.openstack contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Names shared by the phase engine: the lifecycle API, its labels, the phase
+types and the templates each phase type takes by default."""
+
+from __future__ import annotations
+
+GROUP = "lifecycle.openstack.org"
+VERSION = "v1alpha1"
+API_VERSION = f"{GROUP}/{VERSION}"
+PHASE_KIND = "Phase"
+LIFECYCLE_KIND = "ServiceLifecycle"
+
+# Server-side apply field manager: every write the collection makes is owned
+# by this name, so `kubectl get -o yaml --show-managed-fields` tells them apart.
+FIELD_MANAGER = "lcm.openstack"
+
+LABEL_PHASE = f"{GROUP}/phase"
+LABEL_SERVICE = f"{GROUP}/service"
+LABEL_TYPE = f"{GROUP}/phase-type"
+LABEL_SPEC_HASH = f"{GROUP}/spec-hash"
+ANNOTATION_PHASES = f"{GROUP}/phases"
+
+PHASE_TYPES = (
+    "install", "test", "upgrade", "rollback", "uninstall", "trafficdrain", "trafficrollout",
+)
+
+# The ServiceLifecycle state while a phase of each type runs.
+RUNNING_STATE = {
+    "install": "Installing",
+    "test": "Testing",
+    "upgrade": "Upgrading",
+    "rollback": "RollingBack",
+    "uninstall": "Removing",
+    "trafficdrain": "Draining",
+    "trafficrollout": "Operational",
+}
+
+# Phase states (status.state) and object states (kstatus words).
+PENDING, RUNNING, SUCCEEDED, FAILED = "Pending", "Running", "Succeeded", "Failed"
+
+# openstack-helm template names per phase type, as globs on the template path
+# inside the chart. Each phase also takes the Secrets and ConfigMaps its
+# objects mount or reference (see phase/selection.py). Install runs every Job the
+# chart renders (db-init, db-sync, rabbit-init, ks-service/user/endpoints,
+# credential-setup, fernet-setup, domain-manage, bootstrap, image-repo-sync
+# when the local registry is on, ...) except those of PHASE_ONLY_TEMPLATES.
+DEFAULT_TEMPLATES = {
+    # Every job-* but PHASE_ONLY_TEMPLATES; the names before the catch-all
+    # give the order for a chart that declares no dependencies (see waves).
+    "install": [
+        "templates/job-credential-setup.yaml",
+        "templates/job-fernet-setup.yaml",
+        "templates/job-db-init.yaml",
+        "templates/job-db-sync.yaml",
+        "templates/job-rabbit-init.yaml",
+        "templates/job-ks-*.yaml",
+        "templates/job-domain-manage.yaml",
+        "templates/job-bootstrap.yaml",
+        "templates/job-*.yaml",
+    ],
+    "upgrade": ["templates/job-db-backup.yaml", "templates/job-db-sync.yaml"],
+    "rollback": ["templates/job-db-restore.yaml"],
+    "uninstall": ["templates/job-db-drop.yaml"],
+    "test": ["templates/pod-rally-test.yaml", "templates/pod-*test*.yaml"],
+    "trafficdrain": [],
+    "trafficrollout": [],
+}
+
+# Jobs that only one phase type runs, and install's job-* therefore leaves
+# out. keystone's credential-cleanup deletes credentials from the database
+# (a pre-delete hook): no phase runs it by default, since uninstall's
+# db-drop removes the whole database; pass it in source.templates to run it.
+PHASE_ONLY_TEMPLATES = {
+    "upgrade": ("templates/job-db-backup.yaml",),
+    "rollback": ("templates/job-db-restore.yaml",),
+    "uninstall": ("templates/job-db-drop.yaml", "templates/job-credential-cleanup.yaml"),
+}
+
+# The service's workloads that a phase of these types waits for last, when
+# (and only when) the service's Helm release manages them: the phase never
+# changes them, and is done when they are Current.
+RELEASE_WORKLOADS = {
+    "install": ("templates/deployment-*.yaml", "templates/statefulset-*.yaml", "templates/daemonset-*.yaml"),
+}
+WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet")
+
+# The database jobs that run only when their phase option asks for them:
+# phase type -> (option of the type's block, template glob).
+DATABASE_JOBS = {
+    "upgrade": ("backup_database", "templates/job-db-backup.yaml"),
+    "rollback": ("restore_database", "templates/job-db-restore.yaml"),
+    "uninstall": ("purge_database", "templates/job-db-drop.yaml"),
+}
+
+# Kinds the apiserver refuses to change in place once created: a new run of a
+# phase deletes and re-creates them.
+IMMUTABLE_KINDS = {("batch/v1", "Job"), ("v1", "Pod")}

@@ -1,0 +1,226 @@
+# Copyright: lcm.openstack contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The Helm command line, for Helm 3 and Helm 4.
+
+Every call is an argument list (never a shell), values travel in private
+temporary files (never on the command line, where any local user could read
+them), and everything Helm prints goes through the redactor before it is
+returned or raised. The flags that differ between the two majors are looked
+up here, nowhere else.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import re
+import subprocess
+import tempfile
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence
+
+from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import yaml
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError, namespace_missing
+from ansible_collections.lcm.openstack.plugins.module_utils.common.redact import Redactor
+
+MIN_VERSION = (3, 8, 0)  # OCI charts without the experimental flag
+# What the apiserver says, through Helm, to a write into a namespace that does not exist.
+_NAMESPACE_NOT_FOUND = re.compile(r'\bnamespaces "([^"]+)" not found')
+# Flags that Helm 4 renamed.
+FLAGS = {
+    3: {"atomic": ["--atomic"], "force": ["--force"], "wait": ["--wait"],
+        # Helm 3 always merges on the client side.
+        "client_side": [], "server_side": None},
+    4: {"atomic": ["--rollback-on-failure"], "force": ["--force-replace"], "wait": ["--wait=watcher"],
+        "client_side": ["--server-side=false"], "server_side": ["--server-side=true"]},
+}
+
+
+class HelmError(PhaseError):
+    """Helm failed; `details` holds the command, stdout and stderr (redacted)."""
+
+
+@dataclass
+class Result:
+    """What Helm printed, as is: for parsing. Only error() makes it presentable."""
+
+    command: List[str]  # already redacted: it is only ever shown
+    rc: int
+    stdout: str
+    stderr: str
+
+
+@dataclass
+class Helm:
+    binary: str
+    env: Dict[str, str] = field(default_factory=dict)
+    redactor: Redactor = field(default_factory=Redactor)
+    timeout: float = 900
+    _version: Optional[str] = None
+
+    # -- running -------------------------------------------------------------
+    def run(self, args: Sequence[str], check: bool = True, timeout: Optional[float] = None) -> Result:
+        command = [self.binary, *args]
+        env = dict(os.environ)
+        env.update(self.env)
+        try:
+            proc = subprocess.run(command, capture_output=True, text=True, env=env, check=False,
+                                  timeout=timeout or self.timeout)
+        except FileNotFoundError as exc:
+            raise HelmError(f"helm binary {self.binary} not found; set helm_binary or HELM_BIN") from exc
+        except subprocess.TimeoutExpired as exc:
+            raise HelmError(f"helm {args[0]} did not finish in {timeout or self.timeout:.0f}s",
+                            command=self.redactor.redact(" ".join(command))) from exc
+        result = Result([self.redactor.redact(a) for a in command], proc.returncode, proc.stdout, proc.stderr)
+        if check and result.rc != 0:
+            raise self.error(result)
+        return result
+
+    def error(self, result: Result, what: str = "") -> HelmError:
+        """A HelmError with Helm's output, credentials masked; a namespace
+        that does not exist said as such, with the option that creates it."""
+        stdout, stderr = self.redactor.redact(result.stdout), self.redactor.redact(result.stderr)
+        reason = stderr.strip().removeprefix('Error: ')
+        gone = _NAMESPACE_NOT_FOUND.search(stderr)
+        if gone:
+            reason = str(namespace_missing(gone.group(1), helm=True))
+        return HelmError(f"{what or 'helm ' + result.command[1]} failed: {reason}",
+                         command=" ".join(result.command), stdout=stdout, stderr=stderr)
+
+    @property
+    def version(self) -> str:
+        if self._version is None:
+            out = self.run(["version", "--template", "{{.Version}}"]).stdout.strip()
+            self._version = out
+        return self._version
+
+    @property
+    def major(self) -> int:
+        return int(_parse_version(self.version)[0])
+
+    def check_version(self) -> None:
+        parsed = _parse_version(self.version)
+        if parsed < MIN_VERSION or parsed[0] not in FLAGS:
+            raise HelmError(f"helm {self.version} at {self.binary} is not supported; use Helm 3 "
+                            f"(3.{MIN_VERSION[1]} or newer) or Helm 4")
+
+    def flag(self, name: str) -> List[str]:
+        flags = FLAGS[self.major][name]
+        if flags is None:
+            raise HelmError(f"Helm {self.major} has no {name.replace('_', '-')} mode; use Helm 4, or leave "
+                            "server_side unset")
+        return list(flags)
+
+    @contextmanager
+    def values_args(self, values: Optional[Mapping[str, Any]], values_files: Sequence[str] = (),
+                    set_values: Sequence[Mapping[str, Any]] = ()) -> Iterator[List[str]]:
+        """--values for each file, then the values mapping through a 0600 file, then --set*."""
+        args: List[str] = []
+        for path in values_files:
+            if not os.path.isfile(path):
+                raise HelmError(f"values file {path} does not exist")
+            args += ["--values", path]
+        with tempfile.TemporaryDirectory(prefix="lcm-helm-") as tmp:
+            if values:
+                path = os.path.join(tmp, "values.yaml")
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+                with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                    yaml.safe_dump(dict(values), handle)
+                args += ["--values", path]
+            for item in set_values:
+                args += _set_arg(item)
+            yield args
+
+    # -- reading a release ------------------------------------------------------
+    def status(self, release: str, namespace: str) -> Optional[Dict[str, Any]]:
+        result = self.run(["status", release, "--namespace", namespace, "--output", "json"], check=False)
+        if result.rc != 0:
+            if "not found" in result.stderr:
+                return None
+            raise self.error(result)
+        return json.loads(result.stdout)
+
+    def history(self, release: str, namespace: str) -> List[Dict[str, Any]]:
+        result = self.run(["history", release, "--namespace", namespace, "--output", "json",
+                           "--max", "256"], check=False)
+        if result.rc != 0:
+            if "not found" in result.stderr:
+                return []
+            raise self.error(result)
+        return json.loads(result.stdout or "[]")
+
+    def get_values(self, release: str, namespace: str, revision: Optional[int] = None,
+                   all_values: bool = False) -> Dict[str, Any]:
+        args = ["get", "values", release, "--namespace", namespace, "--output", "json"]
+        if revision:
+            args += ["--revision", str(revision)]
+        if all_values:
+            args.append("--all")
+        return json.loads(self.run(args).stdout or "null") or {}
+
+    def get_manifest(self, release: str, namespace: str, revision: Optional[int] = None) -> str:
+        args = ["get", "manifest", release, "--namespace", namespace]
+        if revision:
+            args += ["--revision", str(revision)]
+        return self.run(args).stdout
+
+    def get_hooks(self, release: str, namespace: str) -> str:
+        """The hooks of the release's last revision (they are not in its manifest)."""
+        return self.run(["get", "hooks", release, "--namespace", namespace]).stdout
+
+    def template(self, release: str, chart: str, namespace: str, chart_version: Optional[str],
+                 value_args: List[str], extra: Sequence[str] = ()) -> str:
+        args = ["template", release, chart, "--namespace", namespace, *value_args, *extra]
+        if chart_version:
+            args += ["--version", chart_version]
+        return self.run(args).stdout
+
+    def show_chart(self, chart: str, chart_version: Optional[str]) -> Dict[str, Any]:
+        args = ["show", "chart", chart]
+        if chart_version:
+            args += ["--version", chart_version]
+        return yaml.safe_load(self.run(args).stdout) or {}
+
+
+def merge_values(base: Mapping[str, Any], over: Mapping[str, Any]) -> Dict[str, Any]:
+    """Helm's way of layering values: mappings merge key by key, anything else replaces."""
+    out = copy.deepcopy(dict(base))
+    for key, value in over.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+            out[key] = merge_values(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def _parse_version(version: str) -> tuple:
+    match = re.match(r"v?(\d+)\.(\d+)\.(\d+)", version or "")
+    if not match:
+        raise HelmError(f"cannot read the helm version from {version!r}")
+    return tuple(int(p) for p in match.groups())
+
+
+_SET_FLAGS = {"raw": "--set", "string": "--set-string", "json": "--set-json",
+              "file": "--set-file", "literal": "--set-literal"}
+
+
+def _set_arg(item: Mapping[str, Any]) -> List[str]:
+    kind = item.get("value_type") or "raw"
+    if kind not in _SET_FLAGS:
+        raise HelmError(f"set_values: value_type {kind!r} is not one of {', '.join(_SET_FLAGS)}")
+    return [_SET_FLAGS[kind], str(item["value"])]
+
+
+def find_helm(helm_binary: Optional[str], env: Mapping[str, str]) -> str:
+    """The helm binary: the option, else $HELM_BIN, else `helm` on PATH."""
+    import shutil
+
+    candidate = helm_binary or env.get("HELM_BIN") or shutil.which("helm")
+    if not candidate or not (os.path.isfile(candidate) and os.access(candidate, os.X_OK)):
+        raise HelmError(
+            f"helm binary not found ({candidate or 'helm is not on PATH'}); "
+            "set the helm_binary option or the HELM_BIN environment variable "
+            "to the path of Helm 3 or Helm 4")
+    return candidate

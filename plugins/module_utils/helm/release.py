@@ -1,0 +1,389 @@
+# Copyright: lcm.openstack contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""One Helm release brought to a state: present, absent, rolledback, tested.
+
+Idempotence needs no helm-diff plugin: the chart (name and version), the
+user-supplied values (`helm get values`) and the rendered manifest (`helm
+template` against `helm get manifest`, hooks and tests left out on both
+sides) are compared with the deployed revision; only a difference, or a
+release that is not `deployed`, makes an upgrade.
+
+Unless `helm_wait` (or `atomic`, whose rollback Helm ties to its own wait)
+is set, the objects of the release manifest are waited on by the phase
+engine's watcher, so a timeout names what is not ready and why.
+
+With `disable_jobs`, every `manifests.job_*` switch of the chart's default
+values is turned off for the release (helm/chart_jobs.py): the phases run the jobs.
+A first install adopts the kept objects of an earlier install of the release,
+and an uninstall that hangs in its hooks is retried without them
+(helm/keep.py, helm/removal.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Mapping, Optional, Sequence
+
+from ansible_collections.lcm.openstack.plugins.module_utils.helm import (
+    chart_jobs, history as release_history, keep as release_keep, lease as release_lease, removal as release_removal,
+)
+from ansible_collections.lcm.openstack.plugins.module_utils.kube import diagnose
+from ansible_collections.lcm.openstack.plugins.module_utils.helm.history import history_entries, summary
+from ansible_collections.lcm.openstack.plugins.module_utils.helm.render import masked_manifest
+from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import yaml
+from ansible_collections.lcm.openstack.plugins.module_utils.helm.cli import Helm, HelmError, merge_values
+from ansible_collections.lcm.openstack.plugins.module_utils.helm.render import parse_manifest
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.waiter import Target, wait_for
+
+
+@dataclass
+class ReleaseRequest:
+    name: str
+    namespace: str
+    chart: Optional[str] = None
+    chart_version: Optional[str] = None
+    values: Dict[str, Any] = field(default_factory=dict)
+    values_files: Sequence[str] = ()
+    set_values: Sequence[Mapping[str, Any]] = ()
+    create_namespace: bool = False
+    atomic: bool = False
+    wait: bool = True
+    helm_wait: bool = False
+    timeout: int = 300
+    force: bool = False
+    reset_values: bool = False
+    reuse_values: bool = False
+    history_max: Optional[int] = None
+    description: Optional[str] = None
+    revision: Optional[int] = None
+    keep_history: bool = False
+    # Helm 4 only: apply on the server (True) or merge on the client (False).
+    server_side: Optional[bool] = None
+    # Switch every manifests.job_* of the chart off for the release.
+    disable_jobs: bool = False
+    # On uninstall, delete the objects Helm keeps (helm.sh/resource-policy: keep).
+    purge_kept: bool = False
+
+
+class ReleaseManager:
+    def __init__(self, helm: Helm, req: ReleaseRequest, dyn: Any = None,
+                 check_mode: bool = False) -> None:
+        self.helm, self.req, self.dyn, self.check_mode = helm, req, dyn, check_mode
+        self.helm.redactor.add_values(req.values)
+        self.commands: List[str] = []
+        self.extra: Dict[str, Any] = {}
+        # Another run on the release is refused by a Lease (helm/lease.py).
+        self.guard = release_lease.ReleaseGuard(dyn, req.namespace, req.name) if dyn is not None else None
+
+    # -- states ------------------------------------------------------------
+    def present(self) -> Dict[str, Any]:
+        req = self.req
+        self.helm.check_version()
+        history = self.helm.history(req.name, req.namespace)
+        self._refuse_pending(history)
+        if not req.chart:
+            raise HelmError("chart is required for state=present")
+        self._check_local_chart_version()
+        if req.disable_jobs:
+            switches = chart_jobs.job_switches(chart_jobs.chart_defaults(self.helm, req.chart, req.chart_version))
+            req.values = merge_values(req.values, chart_jobs.jobs_off(switches))
+            self.extra["disabled_jobs"] = switches
+        with self.helm.values_args(req.values, req.values_files, req.set_values) as value_args:
+            desired = self._template(value_args)
+            self.helm.redactor.add_objects(o.obj for o in parse_manifest(desired))
+            current = self._current_manifest(history)
+            operation = self._needed(history, desired, current)
+            diff = self._diff(current, desired)
+            if operation is None:
+                return self._result(False, "none", history, diff)
+            no_hooks = self._adopt_kept(value_args) if operation == "install" else False
+            if self.check_mode:
+                return self._result(True, operation, history, diff)
+            with self._exclusive(operation, history):
+                self._upgrade(value_args, history, operation, no_hooks)
+        history = self.helm.history(req.name, req.namespace)
+        self._wait_for_release(history)
+        return self._result(True, operation, history, diff)
+
+    def absent(self) -> Dict[str, Any]:
+        req = self.req
+        self.helm.check_version()
+        history = self.helm.history(req.name, req.namespace)
+        if not history or history[-1].get("status") == "uninstalled":
+            return self._result(False, "none", history)
+        if not self.check_mode:
+            with self._exclusive("uninstall", history):
+                done = release_removal.uninstall(self.helm, req.name, req.namespace, req.timeout, req.keep_history,
+                                                 req.wait, req.purge_kept, self.dyn, str(history[-1].get("status")))
+            self.commands += done.pop("commands")
+            self.extra.update({k: v for k, v in done.items() if k != "msg"})
+            if done["msg"]:
+                self.extra["msg"] = done["msg"]
+        return self._result(True, "uninstall", history if self.check_mode else
+                            self.helm.history(req.name, req.namespace))
+
+    def rolledback(self) -> Dict[str, Any]:
+        req = self.req
+        self.helm.check_version()
+        history = self.helm.history(req.name, req.namespace)
+        if not history:
+            raise HelmError(f"release {req.name} does not exist in namespace {req.namespace}; "
+                            "there is nothing to roll back")
+        self._refuse_pending(history)
+        current = history[-1]
+        if not req.revision and current.get("status") == "deployed" and release_history.rollback_source(current):
+            # Rolled back already: a default rollback does not go further back
+            # on a re-run; an explicit revision does.
+            result = self._result(False, "none", history)
+            result["msg"] = (f"revision {current['revision']} is already a rollback to revision "
+                             f"{release_history.rollback_source(current)}; give revision to roll back further")
+            result["rolled_back_to"] = release_history.rollback_source(current)
+            return result
+        target = req.revision or self._previous_deployed(history)
+        revisions = [h["revision"] for h in history]
+        if target not in revisions:
+            raise HelmError(f"revision {target} of release {req.name} does not exist; "
+                            f"its history holds revisions {', '.join(map(str, revisions))}")
+        if current.get("status") == "deployed" and (
+                current["revision"] == target or current.get("description") == f"Rollback to {target}"):
+            return dict(self._result(False, "none", history), rolled_back_to=target)
+        if not self.check_mode:
+            args = ["rollback", req.name, str(target), "--namespace", req.namespace,
+                    "--timeout", f"{req.timeout}s"]
+            if req.force:
+                args += self.helm.flag("force")
+            args += self._apply_mode()
+            if req.helm_wait:
+                args += self.helm.flag("wait")
+            with self._exclusive("rollback", history):
+                self._run(args)
+            history = self.helm.history(req.name, req.namespace)
+            self._wait_for_release(history)
+        result = self._result(True, "rollback", history)
+        result["rolled_back_to"] = target
+        return result
+
+    def tested(self) -> Dict[str, Any]:
+        """Run the chart's tests. The release does not change: changed is false."""
+        req = self.req
+        self.helm.check_version()
+        history = self.helm.history(req.name, req.namespace)
+        if not history:
+            raise HelmError(f"release {req.name} does not exist in namespace {req.namespace}")
+        if self.check_mode:
+            return dict(self._result(False, "test", history), tests=[], msg="check mode: tests not run")
+        run = self.helm.run(["test", req.name, "--namespace", req.namespace,
+                             "--timeout", f"{req.timeout}s"], check=False)
+        self.commands.append(" ".join(run.command))
+        tests = self._test_results()
+        result = dict(self._result(False, "test", history), tests=tests)
+        failed = [t for t in tests if t["phase"] != "Succeeded"]
+        if run.rc != 0 or failed:
+            names = ", ".join(f"{t['name']} ({t['phase'] or 'not run'})" for t in failed) or "see stderr"
+            failure = self.helm.error(run)
+            raise HelmError(f"helm test {req.name} failed: {names}", stdout=failure.details["stdout"],
+                            stderr=failure.details["stderr"], **result)
+        return result
+
+    # -- steps -------------------------------------------------------------
+    def _template(self, value_args: List[str]) -> str:
+        try:
+            return self.helm.template(self.req.name, self.req.chart, self.req.namespace,
+                                      self.req.chart_version, value_args, ["--no-hooks", "--skip-tests"])
+        except HelmError as exc:
+            raise HelmError(f"chart {self.req.chart}"
+                            f"{' version ' + self.req.chart_version if self.req.chart_version else ''}"
+                            f" cannot be rendered: {exc.details.get('stderr', str(exc)).strip()}",
+                            **exc.details) from exc
+
+    def _check_local_chart_version(self) -> None:
+        """Helm ignores --version for a chart on disk; say so instead of installing another version."""
+        if self.req.chart_version and os.path.exists(self.req.chart):
+            version = str(self.helm.show_chart(self.req.chart, None).get("version"))
+            if version != self.req.chart_version.lstrip("v"):
+                raise HelmError(f"chart {self.req.chart} is version {version}, not {self.req.chart_version}; "
+                                "fix chart_version, or point chart at that version")
+
+    def _current_manifest(self, history: List[Dict[str, Any]]) -> str:
+        if not history or history[-1].get("status") == "uninstalled":
+            return ""
+        return self.helm.get_manifest(self.req.name, self.req.namespace)
+
+    def _needed(self, history: List[Dict[str, Any]], desired: str, current: str) -> Optional[str]:
+        if not history or history[-1].get("status") == "uninstalled":
+            return "install"
+        last = history[-1]
+        if last.get("status") != "deployed":
+            return "upgrade"  # a failed release is upgraded, not left stuck
+        meta = self.helm.show_chart(self.req.chart, self.req.chart_version)
+        if last.get("chart") != f"{meta.get('name')}-{meta.get('version')}":
+            return "upgrade"
+        if _objects(desired) != _objects(current):
+            return "upgrade"
+        if not self.req.set_values and not self.req.reuse_values:
+            deployed = self.helm.get_values(self.req.name, self.req.namespace)
+            if _normalise(deployed) != _normalise(self._user_values()):
+                return "upgrade"
+        return None
+
+    def _user_values(self) -> Dict[str, Any]:
+        merged: Dict[str, Any] = {}
+        for path in self.req.values_files:
+            with open(path, encoding="utf-8") as handle:
+                merged = merge_values(merged, yaml.safe_load(handle) or {})
+        return merge_values(merged, self.req.values or {})
+
+    def _adopt_kept(self, value_args: List[str]) -> bool:
+        """Whether a first install must run without hooks to adopt kept objects (helm/keep.py)."""
+        if self.dyn is None:
+            return False
+        rendered = [r.obj for r in parse_manifest(self.helm.template(
+            self.req.name, self.req.chart, self.req.namespace, self.req.chart_version, value_args,
+            ["--skip-tests"]))]
+        candidates = [release_keep.ref(o) for o in rendered if release_keep.is_kept(o)]
+        no_hooks, adopted = release_keep.plan_install(
+            rendered, release_keep.existing(self.dyn, self.req.namespace, candidates))
+        if adopted:
+            self.extra["adopted"] = [str(r) for r in adopted]
+        return no_hooks
+
+    def _upgrade(self, value_args: List[str], history: List[Dict[str, Any]], operation: str,
+                 no_hooks: bool = False) -> None:
+        req = self.req
+        args = ["upgrade", req.name, req.chart, "--install", "--namespace", req.namespace,
+                "--timeout", f"{req.timeout}s", *value_args]
+        if no_hooks:
+            args.append("--no-hooks")
+        if req.chart_version:
+            args += ["--version", req.chart_version]
+        if req.create_namespace:
+            args.append("--create-namespace")
+        if req.history_max is not None:
+            args += ["--history-max", str(req.history_max)]
+        if req.description:
+            args += ["--description", req.description]
+        if req.reset_values:
+            args.append("--reset-values")
+        if req.reuse_values:
+            args.append("--reuse-values")
+        if req.force:
+            args += self.helm.flag("force")
+        args += self._apply_mode()
+        if req.atomic:
+            args += self.helm.flag("atomic")
+        elif req.helm_wait:
+            args += self.helm.flag("wait")
+        try:
+            self._run(args, what=f"helm {operation} of {req.name}")
+        except HelmError as exc:
+            after = self.helm.history(req.name, req.namespace)
+            exc.details.update(status=summary(req.name, req.namespace, after),
+                               history=history_entries(after))
+            if req.atomic and after and after[-1].get("status") == "deployed" and history:
+                exc.args = (f"upgrade of {req.name} failed and Helm rolled it back "
+                            f"(now revision {after[-1]['revision']}, {after[-1].get('chart')}): {exc}",)
+            raise
+
+    def _apply_mode(self) -> List[str]:
+        if self.req.server_side is None:
+            return []
+        return self.helm.flag("server_side" if self.req.server_side else "client_side")
+
+    def _wait_for_release(self, history: List[Dict[str, Any]]) -> None:
+        req = self.req
+        if not req.wait or req.helm_wait or req.atomic or self.dyn is None:
+            return
+        objects = [r for r in parse_manifest(self.helm.get_manifest(req.name, req.namespace))
+                   if (r.obj.get("metadata") or {}).get("namespace") in (None, req.namespace)]
+        targets = []
+        for r in objects:
+            res = self.dyn.resources.get(api_version=r.obj["apiVersion"], kind=r.kind)
+            if res.namespaced:
+                targets.append(Target(r.obj["apiVersion"], r.kind, r.name))
+        result = wait_for(self.dyn, req.namespace, targets, None, req.timeout)
+        if result.timed_out or result.failed:
+            keys = result.failed or result.pending
+            why = "; ".join(diagnose.why(self.dyn, req.namespace, k, result.states[k], result.objects.get(k))
+                            for k in keys)
+            verdict = "failed" if result.failed else f"is not ready after {req.timeout}s"
+            raise HelmError(self.helm.redactor.redact(f"release {req.name} revision "
+                                                      f"{history[-1]['revision']} {verdict}: {why}"),
+                            status=summary(req.name, req.namespace, history),
+                            history=history_entries(history))
+
+    def _test_results(self) -> List[Dict[str, Any]]:
+        status = self.helm.status(self.req.name, self.req.namespace) or {}
+        out = []
+        for hook in status.get("hooks") or []:
+            if not {"test", "test-success"} & set(hook.get("events") or []):
+                continue
+            run = hook.get("last_run") or {}
+            entry = {"name": hook.get("name"), "phase": run.get("phase", ""),
+                     "started_at": run.get("started_at"), "completed_at": run.get("completed_at")}
+            if run.get("phase") == "Failed" and self.dyn is not None and hook.get("kind") == "Pod":
+                pod = {"kind": "Pod", "metadata": {"name": hook["name"]}}
+                try:
+                    pod = self.dyn.resources.get(api_version="v1", kind="Pod").get(
+                        name=hook["name"], namespace=self.req.namespace).to_dict()
+                except Exception:  # noqa: BLE001 - the pod may have been cleaned up
+                    pass
+                entry["log_tail"] = self.helm.redactor.redact(
+                    diagnose.log_tail(self.dyn, self.req.namespace, pod))
+            out.append(entry)
+        return out
+
+    def _previous_deployed(self, history: List[Dict[str, Any]]) -> int:
+        previous = release_history.previous_deployed(history)
+        if previous is None:
+            raise HelmError(f"release {self.req.name} has no earlier deployed revision to roll back to; "
+                            "give revision")
+        return previous
+
+    @property
+    def warnings(self) -> List[str]:
+        return self.guard.warnings if self.guard is not None else []
+
+    def _exclusive(self, operation: str, history: List[Dict[str, Any]]) -> Any:
+        """Hold the release's Lease around the Helm command that changes it."""
+        if self.guard is None:
+            return contextlib.nullcontext()
+        return self.guard.held(f"helm {operation}", self.req.timeout, history,
+                               lambda: self.helm.history(self.req.name, self.req.namespace))
+
+    def _refuse_pending(self, history: List[Dict[str, Any]]) -> None:
+        stuck = release_history.stuck(self.req.name, self.req.namespace, history)
+        if stuck:
+            held = self.guard.held_by_another(history) if self.guard is not None else None
+            # Held by another live run: running, not stuck.
+            raise HelmError(held or stuck, status=summary(self.req.name, self.req.namespace, history))
+
+    def _run(self, args: List[str], what: str = "") -> None:
+        result = self.helm.run(args, check=False)
+        self.commands.append(" ".join(result.command))
+        if result.rc != 0:
+            raise self.helm.error(result, what)
+
+    def _diff(self, before: str, after: str) -> Dict[str, str]:
+        return {"before_header": f"{self.req.name} (deployed)", "after_header": f"{self.req.name} (rendered)",
+                "before": masked_manifest(before), "after": masked_manifest(after)}
+
+    def _result(self, changed: bool, operation: str, history: List[Dict[str, Any]],
+                diff: Optional[Dict[str, str]] = None) -> Dict[str, Any]:
+        out = {"changed": changed, "operation": operation,
+               "status": summary(self.req.name, self.req.namespace, history),
+               "history": history_entries(history), "command": self.commands[-1] if self.commands else "",
+               **self.extra}
+        if diff is not None:
+            out["_diff"] = diff
+        return out
+
+
+def _objects(manifest: str) -> Dict[str, Any]:
+    return {f"{r.obj.get('apiVersion')}/{r.key}": r.obj for r in parse_manifest(manifest)}
+
+
+def _normalise(values: Any) -> Any:
+    """Values as Helm stores them: YAML round-trip, so 1 and 1.0, '' and None compare alike."""
+    return yaml.safe_load(yaml.safe_dump(values or {})) or {}

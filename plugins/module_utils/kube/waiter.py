@@ -1,0 +1,316 @@
+# Copyright: lcm.openstack contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Wait, by watch, until a set of objects is Current or one of them Failed.
+
+One watch per kind (objects the phase applied carry its label), one per
+object the phase only shares, and one on the pods of the Jobs waited for (by
+their job-name label), so a Job whose pods keep failing or cannot be
+scheduled fails without waiting for the Job's own verdict (kube/failures.py).
+Each watch lists once, then watches from that
+list's resourceVersion; when a watch ends it resumes from the last
+resourceVersion it saw (bookmarks keep it fresh), and when the apiserver
+answers 410 Gone it lists again. A break that is not an answer about the
+objects (a dropped connection, a response cut short, an apiserver restarting,
+5xx or 429; common/transient.py) lists again after a bounded backoff, until the
+wait's deadline: a network blip never fails a phase. No polling: the wait returns as
+soon as the event that decides it arrives, or when the grace of an
+unschedulable pod ends (the next wake-up of the event queue).
+
+kubernetes.core's waiter polls (wait_sleep) one object at a time, and the
+python client's Watch does not resume after 410, which is why this exists.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+from ansible_collections.lcm.openstack.plugins.module_utils.common import transient
+from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import ApiException
+from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import watch as k8s_watch
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import api_error
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.failures import (
+    JOB_NAME_LABEL, FailurePolicy, judge, pods_of_job, unschedulable,
+)
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.readiness import (
+    FAILED, Readiness, assess,
+)
+
+Key = Tuple[str, str]  # (kind, name)
+WATCH_CHUNK_SECONDS = 55  # server-side timeout of one watch request; resumed after
+
+
+@dataclass(frozen=True)
+class Target:
+    api_version: str
+    kind: str
+    name: str
+    labelled: bool = True  # carries the phase label (else: watched by name)
+
+    @property
+    def key(self) -> Key:
+        return (self.kind, self.name)
+
+
+@dataclass
+class WaitResult:
+    states: Dict[Key, Readiness]
+    objects: Dict[Key, Dict[str, Any]]
+    timed_out: bool = False
+    failed: List[Key] = field(default_factory=list)
+    # The pods behind each Job, as last seen: what a failure message quotes.
+    pods: Dict[Key, List[Dict[str, Any]]] = field(default_factory=dict)
+    # Transient breaks of the watches, each followed by a new list: "Job: <why>".
+    breaks: List[str] = field(default_factory=list)
+
+    @property
+    def pending(self) -> List[Key]:
+        return [k for k, r in self.states.items() if not r.terminal]
+
+
+class _KindWatch(threading.Thread):
+    """List, then watch from the list's resourceVersion; resume or re-list."""
+
+    def __init__(self, dyn: Any, resource: Any, namespace: str, events: "queue.Queue",
+                 covers: Sequence[Key], label_selector: Optional[str] = None,
+                 field_selector: Optional[str] = None, job_pods: bool = False) -> None:
+        super().__init__(daemon=True, name=f"watch-{resource.kind}")
+        self.dyn, self.res, self.namespace, self.events = dyn, resource, namespace, events
+        self.covers = set(covers)
+        self.job_pods = job_pods  # watches the pods of the Jobs waited for, not targets
+        self.selectors = {"label_selector": label_selector, "field_selector": field_selector}
+        self.stopped = threading.Event()
+        self.watcher = k8s_watch.Watch()
+        self.lists = 0  # how many times it listed: 1, unless a watch expired (410) or broke
+        self.breaks = 0  # how many times the connection broke or the server answered 5xx/429
+
+    def stop(self) -> None:
+        self.stopped.set()
+        self.watcher.stop()
+
+    def run(self) -> None:
+        rv: Optional[str] = None
+        breaks = 0  # transient failures in a row
+        while not self.stopped.is_set():
+            try:
+                rv = (self._watch_from(rv) if rv else None) or self._list()
+                breaks = 0
+            except Exception as exc:  # noqa: BLE001 - any failure goes to the waiting thread
+                if not transient.is_transient(exc):
+                    self.events.put(("ERROR", self, exc))
+                    return
+                # A break of the connection or a momentary server answer:
+                # list again (events may have been missed) after a bounded
+                # backoff. The wait's own deadline ends the retries.
+                breaks += 1
+                self.breaks += 1
+                self.events.put(("BREAK", self, exc))
+                rv = None
+                self.stopped.wait(transient.backoff(breaks))
+
+    def _list(self) -> str:
+        listed = self.res.get(namespace=self.namespace, **self.selectors).to_dict()
+        self.lists += 1
+        self.events.put(("LIST", self, listed.get("items") or []))
+        return listed["metadata"]["resourceVersion"]
+
+    def _watch_from(self, rv: str) -> Optional[str]:
+        """Watch until the request ends; return where to resume, or None to re-list."""
+        try:
+            for event in self.dyn.watch(self.res, namespace=self.namespace, resource_version=rv,
+                                        timeout=WATCH_CHUNK_SECONDS, watcher=self.watcher,
+                                        allow_watch_bookmarks=True, **self.selectors):
+                obj = event["raw_object"]
+                if event["type"] == "ERROR":
+                    if obj.get("code") == 410:
+                        return None
+                    raise ApiException(status=obj.get("code"), reason=obj.get("message"))
+                rv = obj.get("metadata", {}).get("resourceVersion", rv)
+                if event["type"] != "BOOKMARK":
+                    self.events.put((event["type"], self, [obj]))
+                if self.stopped.is_set():
+                    break
+        except ApiException as exc:
+            if exc.status == 410:
+                return None
+            raise
+        return rv
+
+
+class _Tracker:
+    """The latest object and readiness of each target, and the pods of its Jobs."""
+
+    def __init__(self, targets: Sequence[Target], policy: FailurePolicy = FailurePolicy(),
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.wanted = {t.key: t for t in targets}
+        self.policy, self.clock = policy, clock
+        self.objects: Dict[Key, Dict[str, Any]] = {}
+        self.states: Dict[Key, Readiness] = {k: assess(None) for k in self.wanted}
+        self.pods: Dict[str, Dict[str, Dict[str, Any]]] = {}  # job name -> pod name -> pod
+        # target -> pod name -> when this wait first saw the pod unschedulable
+        self.unscheduled: Dict[Key, Dict[str, float]] = {}
+        self.breaks: List[str] = []  # the watches' transient breaks, each resumed
+
+    def seen(self, w: _KindWatch, items: List[Dict[str, Any]], gone: bool = False,
+             full_list: bool = False) -> bool:
+        if getattr(w, "job_pods", False):
+            return self._pods_seen(items, gone, full_list)
+        changed = False
+        present = set()
+        for obj in items:
+            key = (w.res.kind, obj["metadata"]["name"])
+            present.add(key)
+            if key in self.wanted:
+                obj.setdefault("kind", w.res.kind)
+                obj.setdefault("apiVersion", w.res.group_version)
+                changed |= self._set(key, None if gone else obj)
+        if full_list:  # what a (re-)list does not return is gone
+            for key in w.covers - present:
+                changed |= self._set(key, None)
+        return changed
+
+    def _pods_seen(self, items: List[Dict[str, Any]], gone: bool, full_list: bool) -> bool:
+        touched = set(self.pods) if full_list else set()
+        if full_list:
+            self.pods = {}
+        for pod in items:
+            job = ((pod.get("metadata") or {}).get("labels") or {}).get(JOB_NAME_LABEL)
+            if not job:
+                continue
+            touched.add(job)
+            bucket = self.pods.setdefault(job, {})
+            if gone:
+                bucket.pop(pod["metadata"]["name"], None)
+            else:
+                bucket[pod["metadata"]["name"]] = pod
+        changed = False
+        for job in sorted(touched):
+            if ("Job", job) in self.wanted:
+                changed |= self._reassess(("Job", job))
+        return changed
+
+    def _set(self, key: Key, obj: Optional[Dict[str, Any]]) -> bool:
+        if obj is None:
+            self.objects.pop(key, None)
+        else:
+            self.objects[key] = obj
+        return self._reassess(key)
+
+    def pods_of(self, key: Key) -> List[Dict[str, Any]]:
+        """The pods a target runs: a Job's own pods, or a bare Pod itself."""
+        obj = self.objects.get(key)
+        if obj is None:
+            return []
+        if key[0] == "Pod":
+            return [obj]
+        if key[0] == "Job":
+            return pods_of_job(obj, self.pods.get(key[1], {}).values())
+        return []
+
+    def _reassess(self, key: Key) -> bool:
+        obj, pods = self.objects.get(key), self.pods_of(key)
+        now = self.clock()
+        before = self.unscheduled.get(key, {})
+        self.unscheduled[key] = {p["metadata"]["name"]: before.get(p["metadata"]["name"], now)
+                                 for p in pods if unschedulable(p) is not None}
+        since = self.unscheduled[key]
+        new = judge(assess(obj), obj if key[0] == "Job" else None, pods, self.policy,
+                    lambda p: now - since.get(p["metadata"]["name"], now))
+        if self.states[key] == new:
+            return False
+        self.states[key] = new
+        return True
+
+    def next_check(self) -> Optional[float]:
+        """When (on the clock) the grace of an unschedulable pod ends, if any does."""
+        ends = [t + self.policy.unschedulable_grace for key, pods in self.unscheduled.items()
+                if not self.states[key].terminal for t in pods.values()]
+        return min(ends) if ends else None
+
+    def tick(self) -> bool:
+        """Look again at the targets with unschedulable pods: their grace may be over."""
+        changed = False
+        for key in [k for k, pods in self.unscheduled.items() if pods]:
+            changed |= self._reassess(key)
+        return changed
+
+    def result(self, timed_out: bool = False) -> WaitResult:
+        failed = [k for k, r in self.states.items() if r.state == FAILED]
+        pods = {k: self.pods_of(k) for k in self.wanted if k[0] == "Job"}
+        return WaitResult(dict(self.states), dict(self.objects), timed_out, failed, pods, list(self.breaks))
+
+
+def wait_for(
+    dyn: Any,
+    namespace: str,
+    targets: Sequence[Target],
+    label_selector: str,
+    timeout: float,
+    on_change: Optional[Callable[[Dict[Key, Readiness]], None]] = None,
+    fail_fast: bool = True,
+    policy: FailurePolicy = FailurePolicy(),
+) -> WaitResult:
+    """Block until every target is Current, one is Failed (fail_fast), or the timeout."""
+    events: "queue.Queue" = queue.Queue()
+    tracker = _Tracker(targets, policy)
+    watches = _start_watches(dyn, namespace, targets, label_selector, events)
+    listed: set = set()
+    deadline = time.monotonic() + timeout
+    try:
+        while True:
+            if len(listed) == len(watches):  # decide only once every watch has listed
+                states = tracker.states.values()
+                if (fail_fast and any(r.state == FAILED for r in states)) or all(r.terminal for r in states):
+                    return tracker.result()
+            now = time.monotonic()
+            remaining = deadline - now
+            if remaining <= 0:
+                return tracker.result(timed_out=True)
+            wake = tracker.next_check()
+            try:
+                kind, w, payload = events.get(
+                    timeout=remaining if wake is None else max(0.0, min(remaining, wake - now)))
+            except queue.Empty:  # the timeout, or the end of a grace: look again
+                if tracker.tick() and on_change:
+                    on_change(dict(tracker.states))
+                continue
+            if kind == "ERROR":
+                raise api_error(payload, "watch", w.res.name, namespace)
+            if kind == "BREAK":
+                tracker.breaks.append(f"{w.res.kind}: {transient.describe(payload)}")
+                continue
+            if kind == "LIST":
+                listed.add(id(w))
+            changed = tracker.seen(w, payload, gone=kind == "DELETED", full_list=kind == "LIST")
+            if changed and on_change:
+                on_change(dict(tracker.states))
+    finally:
+        for w in watches:
+            w.stop()
+
+
+def _start_watches(dyn: Any, namespace: str, targets: Sequence[Target], label_selector: str,
+                   events: "queue.Queue") -> List[_KindWatch]:
+    by_kind: Dict[Tuple[str, str], List[Key]] = {}
+    watches: List[_KindWatch] = []
+    for t in targets:
+        if t.labelled:
+            by_kind.setdefault((t.api_version, t.kind), []).append(t.key)
+        else:
+            res = dyn.resources.get(api_version=t.api_version, kind=t.kind)
+            watches.append(_KindWatch(dyn, res, namespace, events, [t.key],
+                                      field_selector=f"metadata.name={t.name}"))
+    for (api_version, kind), keys in by_kind.items():
+        res = dyn.resources.get(api_version=api_version, kind=kind)
+        watches.append(_KindWatch(dyn, res, namespace, events, keys, label_selector=label_selector))
+    jobs = sorted({t.name for t in targets if t.kind == "Job"})
+    if jobs:  # a Job's pods carry its name, not the phase's label
+        res = dyn.resources.get(api_version="v1", kind="Pod")
+        watches.append(_KindWatch(dyn, res, namespace, events, [], job_pods=True,
+                                  label_selector=f"{JOB_NAME_LABEL} in ({','.join(jobs)})"))
+    for w in watches:
+        w.start()
+    return watches

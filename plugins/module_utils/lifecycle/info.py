@@ -1,0 +1,54 @@
+# Copyright: lcm.openstack contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Read Phases and ServiceLifecycles back, filtered, as snake_case lists."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional
+
+from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import DynamicApiError
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.crd import lcm_resource
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import api_error
+from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.flow import report as flow_report, summary as flow_summary
+from ansible_collections.lcm.openstack.plugins.module_utils.common.model import (
+    LABEL_SERVICE, LABEL_TYPE, LIFECYCLE_KIND, PHASE_KIND,
+)
+from ansible_collections.lcm.openstack.plugins.module_utils.phase.summary import summary
+
+
+def lifecycle_summary(slc: Dict[str, Any]) -> Dict[str, Any]:
+    """A ServiceLifecycle with its whole history (flow.summary, plus history)."""
+    status = slc.get("status") or {}
+    out = flow_summary(slc)
+    out.update(
+        state=status.get("state"), current_version=status.get("currentVersion"),
+        target_version=status.get("targetVersion"), current_phase=status.get("currentPhase") or None,
+        history=[{"name": h.get("name"), "type": h.get("type"), "result": h.get("result"),
+                  "started_at": h.get("startedAt"), "completed_at": h.get("completedAt"),
+                  "message": h.get("message", "")} for h in status.get("history") or []],
+        report=flow_report(slc))
+    return out
+
+
+def _list(dyn: Any, kind: str, namespace: Optional[str], selector: str) -> List[Dict[str, Any]]:
+    res = lcm_resource(dyn, kind)
+    try:
+        items = res.get(namespace=namespace, label_selector=selector or None).to_dict()
+    except DynamicApiError as exc:
+        raise api_error(exc, "list", res.name, namespace) from exc
+    return items.get("items") or []
+
+
+def list_lifecycle(dyn: Any, namespace: Optional[str], service: Optional[str] = None,
+                   phase_type: Optional[str] = None, state: Optional[str] = None,
+                   name: Optional[str] = None) -> Dict[str, List[Dict[str, Any]]]:
+    """Phases (oldest first) and ServiceLifecycles that match every filter given."""
+    selector = ",".join(s for s in (f"{LABEL_SERVICE}={service}" if service else "",
+                                    f"{LABEL_TYPE}={phase_type}" if phase_type else "") if s)
+    phases = [summary(p) for p in _list(dyn, PHASE_KIND, namespace, selector)
+              if (not name or p["metadata"]["name"] == name)
+              and (not state or (p.get("status") or {}).get("state", "Pending") == state)]
+    phases.sort(key=lambda p: (p.get("started_at") or "", p["name"]))
+    slc_selector = f"{LABEL_SERVICE}={service}" if service else ""
+    lifecycles = [lifecycle_summary(s) for s in _list(dyn, LIFECYCLE_KIND, namespace, slc_selector)]
+    return {"phases": phases, "lifecycles": lifecycles}

@@ -1,0 +1,171 @@
+# Copyright: lcm.openstack contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The ServiceLifecycle record: one per service, its state and Phase history.
+
+Status writes replace the whole status with the resourceVersion that was
+read, so two writers never lose each other's history entries: a conflict
+(409) re-reads and re-applies the change.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+from typing import Any, Callable, Dict, Optional, Sequence
+
+from ansible_collections.lcm.openstack.plugins.module_utils.common import transient
+from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import ConflictError, DynamicApiError, NotFoundError
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.crd import lcm_resource
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError, api_error
+from ansible_collections.lcm.openstack.plugins.module_utils.common.model import (
+    API_VERSION, FAILED, FIELD_MANAGER, LABEL_SERVICE, LIFECYCLE_KIND, RUNNING_STATE, SUCCEEDED,
+)
+
+HISTORY_LIMIT = 50
+# The state a successful phase leaves the service in; the flows set the rest.
+DONE_STATE = {"uninstall": "Removed", "trafficrollout": "Operational", "trafficdrain": "Draining"}
+VERSIONED = ("install", "upgrade", "rollback")
+
+
+class Lifecycle:
+    def __init__(self, dyn: Any, namespace: str, service: str, release: str) -> None:
+        self.namespace, self.service, self.release = namespace, service, release
+        self.res = lcm_resource(dyn, LIFECYCLE_KIND)
+
+    def ensure(self, depends_on: Optional[Sequence[str]] = None) -> Dict[str, Any]:
+        """Create the record if it is missing; set dependsOn when it is given.
+        (An apply without dependsOn would remove the one an earlier apply set.)"""
+        current = self.get()
+        if current is not None and depends_on is None:
+            return current
+        spec: Dict[str, Any] = {"service": self.service, "release": self.release}
+        if depends_on is None:
+            depends_on = ((current or {}).get("spec") or {}).get("dependsOn")
+        if depends_on is not None:
+            spec["dependsOn"] = list(depends_on)
+        body = {"apiVersion": API_VERSION, "kind": LIFECYCLE_KIND,
+                "metadata": {"name": self.service, "namespace": self.namespace,
+                             "labels": {LABEL_SERVICE: self.service}},
+                "spec": spec}
+        try:
+            return self.res.server_side_apply(body=body, name=self.service, namespace=self.namespace,
+                                              field_manager=FIELD_MANAGER, force_conflicts=True).to_dict()
+        except DynamicApiError as exc:
+            raise api_error(exc, "patch", "servicelifecycles", self.namespace) from exc
+
+    def running_flow(self) -> str:
+        """name/startedAt of the flow running on the service, or ''."""
+        flow = ((self.get() or {}).get("status") or {}).get("flow") or {}
+        return f"{flow.get('name')}/{flow.get('startedAt')}" if flow.get("state") == "Running" else ""
+
+    def get(self) -> Optional[Dict[str, Any]]:
+        try:
+            return transient.retry(lambda: self.res.get(name=self.service, namespace=self.namespace).to_dict())
+        except NotFoundError:
+            return None
+
+    def phase_started(self, phase: Dict[str, Any]) -> None:
+        name, ptype = phase["metadata"]["name"], phase["spec"]["type"]
+
+        def change(status: Dict[str, Any]) -> None:
+            before = status.get("state") or ""
+            status["state"] = RUNNING_STATE[ptype]
+            status["currentPhase"] = name
+            if phase["spec"].get("targetVersion"):
+                status["targetVersion"] = phase["spec"]["targetVersion"]
+            entry = _entry(status, name, ptype)
+            if not _flow_running(status) and "stateBefore" not in entry:
+                entry["stateBefore"] = before
+            entry.update(result="Running", startedAt=(phase.get("status") or {}).get("startedAt"))
+            entry.pop("completedAt", None)
+            entry.pop("message", None)
+            _join_flow(status, name)
+        self.update(change)
+
+    def phase_found_done(self, phase: Dict[str, Any]) -> None:
+        """A Succeeded Phase that a re-run skips still belongs to the running flow."""
+        name = phase["metadata"]["name"]
+        record = self.get() or {}
+        flow = (record.get("status") or {}).get("flow") or {}
+        if flow.get("state") == "Running" and name not in (flow.get("phases") or []):
+            self.update(lambda status: _join_flow(status, name))
+
+    def phase_ended(self, phase: Dict[str, Any]) -> None:
+        name, ptype = phase["metadata"]["name"], phase["spec"]["type"]
+        pstatus = phase.get("status") or {}
+
+        def change(status: Dict[str, Any]) -> None:
+            if status.get("currentPhase") == name:
+                status["currentPhase"] = ""
+            entry = _entry(status, name, ptype)
+            entry.update(result=pstatus.get("state"), startedAt=pstatus.get("startedAt"),
+                         completedAt=pstatus.get("completedAt"), message=pstatus.get("message", ""))
+            if not _flow_running(status):
+                _bare_phase_ended(status, entry, ptype, pstatus.get("state"))
+            if pstatus.get("state") == SUCCEEDED:
+                if ptype in DONE_STATE:
+                    status["state"] = DONE_STATE[ptype]
+                version = phase["spec"].get("targetVersion")
+                if ptype in VERSIONED and version and version != status.get("currentVersion"):
+                    if status.get("currentVersion"):
+                        status["previousVersion"] = status["currentVersion"]
+                    status["currentVersion"] = version
+        self.update(change)
+
+    def set_state(self, state: str) -> bool:
+        return self.update(lambda status: status.__setitem__("state", state))
+
+    def update(self, change: Callable[[Dict[str, Any]], None], attempts: int = 5,
+               dry_run: bool = False) -> bool:
+        """Apply `change` to a copy of the status; write it only if it differs.
+        Returns whether anything was (or, with dry_run, would be) written."""
+        for _attempt in range(attempts):
+            current = self.get() or ({} if dry_run else self.ensure())
+            before = current.get("status") or {}
+            status = copy.deepcopy(before)
+            change(status)
+            status["history"] = [{k: v for k, v in e.items() if v not in (None, "")}
+                                 for e in status.get("history", [])][-HISTORY_LIMIT:]
+            if status == before or dry_run:
+                return status != before
+            body = dict(current, status=status)
+            try:
+                # Sent again after a blip, a replace that landed meets a conflict: read again.
+                transient.retry(functools.partial(self.res.status.replace, body=body, namespace=self.namespace))
+                return True
+            except ConflictError:
+                continue  # someone else wrote in between: read again
+            except DynamicApiError as exc:
+                raise api_error(exc, "update", "servicelifecycles/status", self.namespace) from exc
+        raise PhaseError(f"ServiceLifecycle {self.service} kept changing under us; retry the task")
+
+
+def _flow_running(status: Dict[str, Any]) -> bool:
+    return (status.get("flow") or {}).get("state") == "Running"
+
+
+def _bare_phase_ended(status: Dict[str, Any], entry: Dict[str, Any], ptype: str, result: Optional[str]) -> None:
+    """The state a phase run outside any flow leaves: a flow sets the state
+    its steps lead to, a bare phase has no one after it to do so. Failed is
+    Failed; a test or upgrade that Succeeded on an Operational service leaves
+    it Operational (not Testing or Upgrading for good)."""
+    if result == FAILED:
+        status["state"] = "Failed"
+    elif result == SUCCEEDED and ptype not in DONE_STATE and entry.get("stateBefore") == "Operational":
+        status["state"] = "Operational"
+
+
+def _join_flow(status: Dict[str, Any], name: str) -> None:
+    flow = status.get("flow")
+    if flow and flow.get("state") == "Running" and name not in flow.setdefault("phases", []):
+        flow["phases"].append(name)
+
+
+def _entry(status: Dict[str, Any], name: str, ptype: str) -> Dict[str, Any]:
+    history = status.setdefault("history", [])
+    for entry in history:
+        if entry.get("name") == name:
+            return entry
+    entry = {"name": name, "type": ptype}
+    history.append(entry)
+    return entry

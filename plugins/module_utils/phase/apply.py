@@ -1,0 +1,387 @@
+# Copyright: lcm.openstack contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Apply a phase's objects: server-side apply under the collection's field
+manager, with the Phase as controller owner of what it may own.
+
+What the Phase may own is ownership.decide(): its Jobs and Pods, and config
+objects it creates that nothing else uses. Besides:
+
+- A Job (or bare Pod) left by an earlier phase is deleted and re-created: its
+  pod template is immutable, and a new phase means a new run.
+- An object of this very Phase is left alone, so a resumed phase does not
+  restart work that is already running. A Job a workload waits for carries no
+  owner reference (phase/ownership.py): the phase-uid label says it is this run's.
+- A shared object (a Helm release's, a keep-policy hook, anything that
+  existed outside a phase) is waited on but neither changed nor owned.
+- A config object created without an owner (a keep-policy hook Secret the
+  cluster lacks) outlives the Phase.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Mapping, Optional, Set
+
+from ansible_collections.lcm.openstack.plugins.module_utils.common import transient
+from ansible_collections.lcm.openstack.plugins.module_utils.phase import resume
+from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import (
+    ApiException, DynamicApiError, NotFoundError, ResourceNotFoundError,
+)
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError, api_error, is_authorization_denial
+from ansible_collections.lcm.openstack.plugins.module_utils.common.model import (
+    API_VERSION, FIELD_MANAGER, IMMUTABLE_KINDS, LABEL_SERVICE, PHASE_KIND,
+)
+from ansible_collections.lcm.openstack.plugins.module_utils.phase.ownership import (
+    LABEL_PHASE_UID, RELEASE, SHARE, WORK_KINDS, Key, decide, of_phase,
+)
+from ansible_collections.lcm.openstack.plugins.module_utils.common.redact import mask_secret
+
+CREATED, UPDATED, UNCHANGED, REPLACED, SHARED = "created", "updated", "unchanged", "replaced", "shared"
+_VOLATILE_META = ("managedFields", "resourceVersion", "generation", "uid", "creationTimestamp")
+
+
+@dataclass
+class Applied:
+    key: str
+    api_version: str
+    kind: str
+    name: str
+    action: str
+    before: Optional[Dict[str, Any]] = None
+    after: Optional[Dict[str, Any]] = None
+    note: str = ""
+    obj: Dict[str, Any] = field(default_factory=dict)
+    owned: bool = False  # the Phase is its controller owner
+    reason: str = ""  # why it is owned or not (ownership.decide)
+    released: bool = False  # an earlier Phase's owner reference was removed
+
+    @property
+    def changed(self) -> bool:
+        return self.action in (CREATED, UPDATED, REPLACED) or self.released
+
+
+def owner_reference(phase: Dict[str, Any]) -> Dict[str, Any]:
+    return {
+        "apiVersion": API_VERSION,
+        "kind": PHASE_KIND,
+        "name": phase["metadata"]["name"],
+        "uid": phase["metadata"]["uid"],
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
+def comparable(obj: Optional[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
+    """An object as a diff shows it: no server bookkeeping, Secret data masked."""
+    if obj is None:
+        return None
+    out = copy.deepcopy(obj)
+    meta = out.get("metadata") or {}
+    for key in _VOLATILE_META:
+        meta.pop(key, None)
+    (meta.get("annotations") or {}).pop("kubectl.kubernetes.io/last-applied-configuration", None)
+    out.pop("status", None)
+    return mask_secret(out)
+
+
+class Applier:
+    def __init__(self, dyn: Any, namespace: str, dry_run: bool = False,
+                 users: Optional[Mapping[Key, List[str]]] = None,
+                 earlier: Optional[resume.EarlierRun] = None) -> None:
+        self.dyn = dyn
+        self.namespace = namespace
+        self.dry_run = dry_run
+        # Config objects the chart's long-running workloads use (ownership.workload_users).
+        self.users = users or {}
+        # A dry run's objects that would be created, by (kind, name); notes on how one was validated.
+        self.planned: Set[Key] = set()
+        self.notes: Dict[str, str] = {}
+        # A failed run of this very Phase that is resumed (phase/resume.py): its good work is kept.
+        self.earlier = earlier
+
+    def resource(self, api_version: str, kind: str) -> Any:
+        try:
+            return self.dyn.resources.get(api_version=api_version, kind=kind)
+        except ResourceNotFoundError as exc:
+            raise PhaseError(f"the cluster does not serve {kind} in {api_version}; "
+                             "install its CRD or fix the template's apiVersion") from exc
+
+    def get(self, api_version: str, kind: str, name: str) -> Optional[Dict[str, Any]]:
+        res = self.resource(api_version, kind)
+        try:
+            return transient.retry(lambda: res.get(name=name, namespace=self.namespace).to_dict())
+        except NotFoundError:
+            return None
+        except DynamicApiError as exc:
+            raise api_error(exc, "get", res.name, self.namespace) from exc
+
+    def apply(self, desired: Dict[str, Any], owner: Optional[Dict[str, Any]],
+              labels: Dict[str, str]) -> Applied:
+        obj = copy.deepcopy(desired)
+        api_version, kind = obj["apiVersion"], obj["kind"]
+        meta = obj.setdefault("metadata", {})
+        name = meta.get("name") or ""
+        res = self.resource(api_version, kind)
+        if not res.namespaced:
+            raise PhaseError(f"{kind} {name} is cluster-scoped; a Phase owns only objects of its "
+                             "namespace. Install it with the chart, not with the phase")
+        if meta.get("namespace") not in (None, self.namespace):
+            raise PhaseError(f"{kind} {name} is rendered for namespace {meta['namespace']}, "
+                             f"but the phase runs in {self.namespace}")
+        meta["namespace"] = self.namespace
+        meta.setdefault("labels", {}).update(labels)
+        result = Applied(key=f"{kind}/{name}", api_version=api_version, kind=kind, name=name,
+                         action=UNCHANGED, obj=obj)
+
+        existing = self.get(api_version, kind, name)
+        result.before = comparable(existing)
+        decision = decide(desired, existing, self.users, labels.get(LABEL_SERVICE, ""))
+        result.reason = decision.reason
+        if decision.action in (SHARE, RELEASE):
+            result.action, result.note, result.after = SHARED, decision.reason, result.before
+            if decision.action == RELEASE and existing is not None:
+                self._release(res, existing)
+                result.released = True
+            return result
+        result.owned = decision.owned and owner is not None
+        if result.owned:
+            meta["ownerReferences"] = [owner]
+        else:
+            meta.pop("ownerReferences", None)
+            result.note = decision.reason
+            if owner is not None and kind in WORK_KINDS:
+                meta["labels"][LABEL_PHASE_UID] = owner["uid"]
+        if existing is not None:
+            ours = owner is not None and of_phase(existing, owner["uid"])
+            if (api_version, kind) in IMMUTABLE_KINDS:
+                verdict, why = resume.verdict(existing, self.earlier) if ours and self.earlier else (
+                    resume.KEEP, "")
+                if ours and verdict == resume.RESUME:
+                    return self._unsuspend(res, result, why)
+                if ours and verdict == resume.KEEP:
+                    result.after, result.note = result.before, why or result.note
+                    return result  # an attached or resumed phase: the run is under way already
+                # A failed Job goes with its pods (Foreground) before its successor
+                # starts: their exits must not be read as the new Job's.
+                self._delete(res, name, existing, "Foreground" if verdict == resume.RECREATE else "Background")
+                result.action = REPLACED
+                result.note = why or result.note
+        if result.action == REPLACED and self.dry_run:
+            # The live object's immutable fields would refuse a dry-run apply;
+            # validate the replacement as a new object under a generated name.
+            self._validate_as_new(res, obj)
+            self._planned(result)
+            result.after = comparable(obj)
+            return result
+        applied = self._server_side_apply(res, obj, name)
+        if result.action != REPLACED:
+            if existing is None:
+                result.action = CREATED
+            elif applied["metadata"].get("resourceVersion") != existing["metadata"].get("resourceVersion"):
+                result.action = UPDATED
+        self._planned(result)
+        result.after = comparable(applied)
+        return result
+
+    def _unsuspend(self, res: Any, result: Applied, why: str) -> Applied:
+        """Let a Job the failed run suspended (phase/stop.py) run again."""
+        result.action, result.note = UPDATED, why
+        if self.dry_run:
+            result.after = result.before
+            return result
+        try:
+            job = transient.retry(lambda: res.patch(
+                body={"spec": {"suspend": False}}, name=result.name, namespace=self.namespace,
+                content_type="application/merge-patch+json", field_manager=FIELD_MANAGER).to_dict())
+        except DynamicApiError as exc:
+            raise api_error(exc, "patch", res.name, self.namespace) from exc
+        result.after = comparable(job)
+        return result
+
+    def _planned(self, result: Applied) -> None:
+        """A dry run remembers what it would create, so a later wave may use it."""
+        if self.dry_run and result.action in (CREATED, REPLACED):
+            self.planned.add((result.kind, result.name))
+        note = self.notes.pop(result.key, "")
+        if note:
+            result.note = f"{result.note}; {note}" if result.note else note
+
+    def _server_side_apply(self, res: Any, obj: Dict[str, Any], name: str) -> Dict[str, Any]:
+        kwargs = {"dry_run": "All"} if self.dry_run else {}
+
+        def call(body: Dict[str, Any]) -> Dict[str, Any]:
+            # A server-side apply may be sent again: the same intent, the same result.
+            return transient.retry(lambda: res.server_side_apply(
+                body=body, name=name, namespace=self.namespace, field_manager=FIELD_MANAGER,
+                force_conflicts=True, **kwargs).to_dict())
+        return self._validated(call, res, obj, "patch")
+
+    def _validate_as_new(self, res: Any, obj: Dict[str, Any]) -> None:
+        probe = copy.deepcopy(obj)
+        probe["metadata"].pop("name", None)
+        probe["metadata"]["generateName"] = obj["metadata"]["name"][:50] + "-"
+
+        def call(body: Dict[str, Any]) -> Dict[str, Any]:
+            return res.create(body=body, namespace=self.namespace, dry_run="All",
+                              field_manager=FIELD_MANAGER).to_dict()
+        self._validated(call, res, probe, "create", obj["metadata"]["name"])
+
+    def _validated(self, call: Callable[[Dict[str, Any]], Dict[str, Any]], res: Any, obj: Dict[str, Any],
+                   verb: str, name: str = "") -> Dict[str, Any]:
+        """Send a write; a refusal becomes a PhaseError that keeps the
+        apiserver's reason. In a dry run, a Pod whose ServiceAccount this phase
+        creates in an earlier wave cannot pass ServiceAccount admission (a dry
+        run persists nothing): it is validated once more with the namespace's
+        default account in its place, and the note says so."""
+        name = name or obj["metadata"].get("name", "")
+        try:
+            return call(obj)
+        except DynamicApiError as exc:
+            role = self._planned_role(obj, exc)
+            if role:
+                self.notes[f"{obj['kind']}/{name}"] = (
+                    f"not checked by the apiserver's dry run: it binds the Role {role}, which this phase "
+                    "creates in an earlier wave, and a binding is checked against the Role's rules")
+                return copy.deepcopy(obj)
+            account = self._planned_account(obj, exc)
+            if account is None:
+                raise self._refused(exc, obj["kind"], name, verb, res) from exc
+        probe = copy.deepcopy(obj)
+        probe["spec"].pop("serviceAccount", None)
+        probe["spec"]["serviceAccountName"] = "default"
+        try:
+            out = call(probe)
+        except DynamicApiError as exc:
+            raise self._refused(exc, obj["kind"], name, verb, res) from exc
+        out.setdefault("spec", {})["serviceAccountName"] = account
+        self.notes[f"{obj['kind']}/{name}"] = (
+            f"validated with the default ServiceAccount in place of {account}, which this phase "
+            "creates in an earlier wave")
+        return out
+
+    def _planned_role(self, obj: Dict[str, Any], exc: Any) -> str:
+        """The Role of a RoleBinding that the apiserver could not find, when
+        this dry run is to create it. An account without `bind` may bind only
+        a Role whose rules it holds, which the apiserver checks by reading the
+        Role: in a dry run it is not there yet (a dry run persists nothing)."""
+        if not self.dry_run or obj.get("kind") != "RoleBinding" or getattr(exc, "status", None) != 404:
+            return ""
+        ref = obj.get("roleRef") or {}
+        return str(ref.get("name")) if ref.get("kind") == "Role" and ("Role", ref.get("name")) in self.planned else ""
+
+    def _planned_account(self, obj: Dict[str, Any], exc: Any) -> Optional[str]:
+        """The ServiceAccount of a Pod that admission could not find, when this
+        dry run is to create it: the refusal says nothing about the Pod itself."""
+        if not self.dry_run or obj.get("kind") != "Pod" or getattr(exc, "status", None) != 403:
+            return None
+        spec = obj.get("spec") or {}
+        account = spec.get("serviceAccountName") or spec.get("serviceAccount") or "default"
+        if ("ServiceAccount", account) not in self.planned or is_authorization_denial(exc):
+            return None
+        return account if "service account" in _reason(exc) else None
+
+    def _refused(self, exc: Any, kind: str, name: str, verb: str, res: Any) -> PhaseError:
+        """The object itself was refused (invalid, or denied by admission):
+        the apiserver's reason. Only an authorization denial names the
+        credentials (errors.api_error)."""
+        if exc.status in (400, 422) or (exc.status == 403 and not is_authorization_denial(exc)):
+            return PhaseError(f"the apiserver refused {kind} {name}: {_reason(exc)}")
+        return api_error(exc, verb, res.name, self.namespace)
+
+    def _release(self, res: Any, existing: Dict[str, Any]) -> None:
+        """Remove the Phase owner references of an object a Phase may not own,
+        leaving its content alone (a keep-policy Secret holds live keys). The
+        resourceVersion makes it a compare-and-swap: a concurrent writer wins."""
+        meta = existing["metadata"]
+        kept = [r for r in meta.get("ownerReferences") or [] if r.get("kind") != PHASE_KIND]
+        patch = {"metadata": {"ownerReferences": kept or None,
+                              "resourceVersion": meta.get("resourceVersion")}}
+        kwargs = {"dry_run": "All"} if self.dry_run else {}
+        try:
+            res.patch(body=patch, name=meta["name"], namespace=self.namespace,
+                      content_type="application/merge-patch+json", field_manager=FIELD_MANAGER, **kwargs)
+        except DynamicApiError as exc:
+            raise api_error(exc, "patch", res.name, self.namespace) from exc
+
+    def _delete(self, res: Any, name: str, existing: Dict[str, Any], propagation: str = "Background") -> None:
+        """Delete and, unless in check mode, wait until the object is gone. A
+        pod that has finished has nothing to stop: it goes without a grace
+        period, so no late actor of the old pod's termination can meet the new
+        pod of the same name."""
+        if self.dry_run:
+            return
+        finished = existing.get("kind") == "Pod" and (existing.get("status") or {}).get("phase") in (
+            "Succeeded", "Failed")
+        delete_and_wait(self.dyn, res, name, self.namespace, propagation, 60,
+                        grace_seconds=0 if finished else None)
+
+
+def delete_and_wait(dyn: Any, res: Any, name: str, namespace: str, propagation: str,
+                    timeout: float, hint: str = "it may carry a finalizer",
+                    grace_seconds: Optional[int] = None) -> bool:
+    """Delete an object and watch until it is gone. Foreground propagation
+    returns only once its dependents are gone too. Returns False when there was
+    nothing to delete.
+
+    The watch starts from the resourceVersion of a list, not from the object's
+    own: an object created long ago has a resourceVersion the apiserver may no
+    longer serve (410 Expired). A 410 during the wait lists again."""
+    selector = f"metadata.name={name}"
+    try:
+        listed = res.get(namespace=namespace, field_selector=selector).to_dict()
+        if not listed.get("items"):
+            return False
+        body: Dict[str, Any] = {"propagationPolicy": propagation}
+        if grace_seconds is not None:
+            body["gracePeriodSeconds"] = grace_seconds
+        res.delete(name=name, namespace=namespace, body=body)
+    except NotFoundError:
+        return False
+    except DynamicApiError as exc:
+        raise api_error(exc, "delete", res.name, namespace) from exc
+    deadline = time.monotonic() + timeout
+    version = listed["metadata"]["resourceVersion"]
+    breaks = 0
+    while time.monotonic() < deadline:
+        try:
+            for event in dyn.watch(res, namespace=namespace, field_selector=selector, resource_version=version,
+                                   timeout=max(1, int(deadline - time.monotonic()))):
+                if event["type"] == "DELETED":
+                    return True
+            breaks = 0
+        except ApiException as exc:
+            if exc.status != 410 and not transient.is_transient(exc):
+                raise api_error(exc, "watch", res.name, namespace) from exc
+        except Exception as exc:  # noqa: BLE001 - a watch cut off mid-stream lists again, like a 410
+            if not transient.is_transient(exc):
+                raise
+            breaks += 1
+            time.sleep(min(transient.backoff(breaks), max(0.0, deadline - time.monotonic())))
+        try:  # the watch ended or expired: where is it now?
+            listed = res.get(namespace=namespace, field_selector=selector).to_dict()
+        except DynamicApiError as exc:
+            raise api_error(exc, "list", res.name, namespace) from exc
+        if not listed.get("items"):
+            return True
+        version = listed["metadata"]["resourceVersion"]
+    raise PhaseError(f"{res.kind} {name} was not deleted within {timeout:.0f}s; {hint}")
+
+
+def _reason(exc: DynamicApiError) -> str:
+    try:
+        body = json.loads(exc.body)
+        causes = (body.get("details") or {}).get("causes") or []
+        if causes:
+            return "; ".join(_short(f"{c.get('field', '')}: {c.get('message', '')}".strip(": "))
+                             for c in causes)
+        return _short(body.get("message", str(exc)))
+    except (TypeError, ValueError):
+        return str(exc)
+
+
+def _short(text: str, limit: int = 300) -> str:
+    """Apiserver messages can quote a whole pod template; keep the point."""
+    return text if len(text) <= limit else text[:limit] + " ..."

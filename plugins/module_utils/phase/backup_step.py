@@ -1,0 +1,133 @@
+# Copyright: lcm.openstack contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""An upgrade's backup or a rollback's restore, run from the mariadb chart's
+backup CronJob when the service's chart has no job for it.
+
+openstack-helm's service charts (keystone, placement, ...) render no
+job-db-backup or job-db-restore: backups are the mariadb chart's business,
+its CronJob ``mariadb-backup``. A phase told where that CronJob is (its
+``backup`` option: ``cronjob``, ``namespace``, ``database``, and for a
+restore from a node's hostPath the ``node`` of the backup) makes a one-off
+Job from it (db_backup) and runs it in its first work wave, after its
+config objects and before anything else: the backup comes before db-sync
+changes the schema.
+
+A chart that renders its own job-db-backup or job-db-restore keeps it: the
+CronJob is then not read at all. What the Job was made from is recorded in
+the upgrade Phase (``status.backupSource``), so a rollback makes its restore
+Job from the same CronJob, for the same database, on the same node.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from ansible_collections.lcm.openstack.plugins.module_utils.phase import db_backup, service_database
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.model import DATABASE_JOBS
+from ansible_collections.lcm.openstack.plugins.module_utils.helm.render import Rendered
+from ansible_collections.lcm.openstack.plugins.module_utils.phase.selection import CONFIG_KINDS
+
+# phase type -> the database step its CronJob-made Job does
+STEPS = {"upgrade": "backup", "rollback": "restore"}
+# The module's backup option, as given (also the Phase spec's, and status.backupSource's keys).
+SOURCE_KEYS = ("cronjob", "namespace", "database", "node")
+SOURCE_PREFIX = "cronjob:"
+# How the mariadb chart renders its backup CronJob, for the messages.
+TURN_ON = ("install mariadb with its backup CronJob (values manifests.cron_job_mariadb_backup, "
+           "conf.backup.enabled and manifests.pvc_backup on)")
+
+Getter = Callable[[str, str, str], Optional[Dict[str, Any]]]  # (api_version, kind, name) -> live object
+
+
+@dataclass
+class Planned:
+    """The Job a phase runs from the CronJob, and what it records of it."""
+
+    rendered: Rendered
+    step: str                 # backup or restore
+    source: Dict[str, str]    # cronjob, namespace, database (and node, for a restore)
+    node_local: bool          # archives on a node's hostPath: the backup's node is recorded
+
+
+def given(options: Mapping[str, Any]) -> Dict[str, str]:
+    """The phase's backup option with the keys left unset removed."""
+    return {k: str(v) for k, v in (options.get("backup") or {}).items() if k in SOURCE_KEYS and v}
+
+
+def plan(phase_type: str, options: Mapping[str, Any], namespace: str, ref: str,
+         rendered: Sequence[Rendered], get: Getter) -> Tuple[Optional[Planned], List[str]]:
+    """The CronJob-made Job the phase runs, if any, and the warnings to give.
+
+    None when the step is not asked, no CronJob is named, or the chart
+    renders the step's own template (`rendered` is the whole render). A
+    named CronJob that does not exist is an error saying how to turn it on
+    or go without, or with ``missing_job: warn`` a warning (the step is
+    then missing, which steps.requested_steps reports as well)."""
+    step = STEPS.get(phase_type)
+    option, template = DATABASE_JOBS.get(phase_type, ("", ""))
+    src = given(options)
+    if not step or not options.get(option) or not src.get("cronjob"):
+        return None, []
+    if any(r.source == template for r in rendered):
+        return None, []  # the chart's own job wins
+    name = src["cronjob"]
+    cronjob = get("batch/v1", "CronJob", name)
+    if cronjob is None:
+        does = "back up the database" if step == "backup" else "restore the database"
+        text = (f"{phase_type}.backup.cronjob {name} is not in namespace {namespace}, so nothing would {does}. "
+                f"To take it from the mariadb chart, {TURN_ON} in {namespace}, or name its CronJob in "
+                f"{phase_type}.backup.cronjob. To go on without it: {phase_type}.{option}: false, or "
+                f"{phase_type}.missing_job: warn (allow_missing_steps in the roles and flows)")
+        if str(options.get("missing_job") or "fail") == "warn":
+            return None, [text]
+        raise PhaseError(text)
+    backup = db_backup.inspect(cronjob)
+    db_backup.check_scripts(backup, get("v1", "ConfigMap", backup.scripts_configmap) or {})
+    database = src.get("database") or _one_database(rendered, phase_type)
+    if step == "backup":
+        job = db_backup.backup_job(cronjob, database, ref, namespace,
+                                   active_deadline_seconds=options.get("backup_timeout") or None)
+    else:
+        job = db_backup.restore_job(cronjob, database, ref, namespace, node=src.get("node") or None)
+    source = {"cronjob": name, "namespace": namespace, "database": database}
+    if step == "restore" and backup.node_local and src.get("node"):
+        source["node"] = src["node"]
+    return Planned(Rendered(job, source=SOURCE_PREFIX + name), step, source, backup.node_local), []
+
+
+def joined(chosen: Sequence[Rendered], job: Rendered) -> List[Rendered]:
+    """The phase's objects with the CronJob-made Job in a wave of its own,
+    after the config objects and before every other wave (db-sync's among
+    them, whatever waves the selection gave them)."""
+    work = [r.wave for r in chosen if r.kind not in CONFIG_KINDS]
+    job.wave = (min([w[0] for w in work if w] + [0]) - 1,)
+    return sorted(list(chosen) + [job], key=lambda r: r.wave)
+
+
+def is_step(r: Rendered, word: str) -> bool:
+    """Whether a rendered object is a CronJob-made Job doing `word` (backup, restore)."""
+    labels = (r.obj.get("metadata") or {}).get("labels") or {}
+    return r.kind == "Job" and labels.get(db_backup.LABEL_DATABASE_STEP) == word
+
+
+def taken_source(planned: Planned, pods: Sequence[Mapping[str, Any]]) -> Dict[str, str]:
+    """What status.backupSource records of a finished backup: where the
+    archive is. Archives on a hostPath are on the node of the pod that
+    succeeded, which the restore must then run on."""
+    source = dict(planned.source)
+    if planned.node_local:
+        nodes = [str((p.get("spec") or {}).get("nodeName") or "") for p in pods
+                 if (p.get("status") or {}).get("phase") == "Succeeded"]
+        if nodes and nodes[-1]:
+            source["node"] = nodes[-1]
+    return source
+
+
+def _one_database(rendered: Sequence[Rendered], phase_type: str) -> str:
+    names = service_database.databases(r.obj for r in rendered)
+    if len(names) != 1:
+        raise PhaseError(f"the service uses the databases {', '.join(names)}: name the one to back up and "
+                         f"restore in {phase_type}.backup.database")
+    return names[0]

@@ -1,0 +1,284 @@
+# Copyright: lcm.openstack contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The order a chart declares: openstack-helm's kubernetes-entrypoint.
+
+An openstack-helm pod starts with an init container that waits for what the
+chart's ``dependencies.static`` (and ``dynamic``) name, rendered into its
+environment:
+
+- ``DEPENDENCY_JOBS``: Job names, comma separated, complete;
+- ``DEPENDENCY_JOBS_JSON``: ``[{"name": ...}]`` or ``[{"labels": {...}}]``;
+- ``DEPENDENCY_SERVICE``: ``namespace:name``, comma separated, with ready
+  endpoints;
+- ``DEPENDENCY_DAEMONSET``: DaemonSet names, ready;
+- ``DEPENDENCY_POD_JSON``: ``[{"labels": {...}, "requireSameNode": ...}]``;
+- ``DEPENDENCY_CUSTOM_RESOURCE``: custom resources with field values.
+
+A phase that applied a Job before the Jobs it waits for would wait forever
+(the init container blocks, the wave never completes), so the waves follow
+these declarations: a Job runs in the wave after every phase Job it waits
+for, directly or through a workload of the chart (keystone's domain-manage
+waits for the keystone-api Service, whose Deployment waits for db-sync).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
+
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.helm.render import Rendered
+
+Key = Tuple[str, str]  # (kind, name)
+POD_KINDS = ("Job", "Pod", "Deployment", "StatefulSet", "DaemonSet")
+ENV_FIELD = {"Job": "DEPENDENCY_JOBS", "Service": "DEPENDENCY_SERVICE", "DaemonSet": "DEPENDENCY_DAEMONSET",
+             "Pod": "DEPENDENCY_POD_JSON", "CustomResource": "DEPENDENCY_CUSTOM_RESOURCE"}
+
+
+@dataclass(frozen=True)
+class Dependency:
+    """One thing a pod's init container waits for."""
+
+    kind: str  # Job, Service, DaemonSet, Pod or CustomResource
+    namespace: str = ""  # "" when the pod's own
+    name: str = ""
+    labels: Tuple[Tuple[str, str], ...] = ()  # instead of a name
+    env: str = ""  # the variable that declared it
+
+    def describe(self) -> str:
+        where = f"{self.namespace}/" if self.namespace else ""
+        what = self.name or "labelled " + ",".join(f"{k}={v}" for k, v in self.labels)
+        return f"{self.kind} {where}{what}"
+
+
+Lookup = Callable[[Dependency], bool]  # does the cluster have it?
+
+
+def declared(obj: Mapping[str, Any]) -> List[Dependency]:
+    """What a pod-bearing object's containers declare they wait for."""
+    out: List[Dependency] = []
+    for name, value in _entrypoint_env(obj):
+        if name == "DEPENDENCY_JOBS":
+            out += [Dependency("Job", name=j, env=name) for j in _comma(value)]
+        elif name == "DEPENDENCY_JOBS_JSON":
+            for item in _json_list(value, name):
+                out.append(Dependency("Job", str(item.get("namespace") or ""), str(item.get("name") or ""),
+                                      _labels(item.get("labels")), env=name))
+        elif name == "DEPENDENCY_SERVICE":
+            for item in _comma(value):
+                ns, _sep, svc = item.rpartition(":")
+                out.append(Dependency("Service", ns, svc, env=name))
+        elif name == "DEPENDENCY_DAEMONSET":
+            out += [Dependency("DaemonSet", name=d, env=name) for d in _comma(value)]
+        elif name == "DEPENDENCY_POD_JSON":
+            out += [Dependency("Pod", labels=_labels(i.get("labels")), env=name)
+                    for i in _json_list(value, name)]
+        elif name == "DEPENDENCY_CUSTOM_RESOURCE":
+            out += [Dependency("CustomResource", str(i.get("namespace") or ""),
+                               f"{i.get('kind', '')}/{i.get('name', '')}", env=name)
+                    for i in _json_list(value, name)]
+    return out
+
+
+class Graph:
+    """Who waits for whom among the objects a chart renders."""
+
+    def __init__(self, rendered: Iterable[Rendered], namespace: str = "") -> None:
+        self.namespace = namespace
+        self.nodes: Dict[Key, Rendered] = {}
+        self.services: Dict[str, Rendered] = {}
+        for r in rendered:
+            if r.kind in POD_KINDS:
+                self.nodes[(r.kind, r.name)] = r
+            elif r.kind == "Service":
+                self.services[r.name] = r
+        self.declared: Dict[Key, List[Dependency]] = {k: declared(r.obj) for k, r in self.nodes.items()}
+
+    def resolve(self, dep: Dependency) -> List[Key]:
+        """The rendered objects a dependency waits on (none for what lies outside the chart)."""
+        if not self._here(dep.namespace):
+            return []
+        if dep.kind == "Job" and dep.name:
+            return [("Job", dep.name)] if ("Job", dep.name) in self.nodes else []
+        if dep.kind == "Job":
+            return sorted(k for k, r in self.nodes.items() if k[0] == "Job" and _matches(_meta_labels(r), dep.labels))
+        if dep.kind == "Service":
+            svc = self.services.get(dep.name)
+            selector = tuple(sorted(((svc.obj.get("spec") or {}).get("selector") or {}).items())) if svc else ()
+            if not selector:
+                return []
+            return sorted(k for k, r in self.nodes.items() if _matches(_pod_labels(r), selector))
+        if dep.kind == "DaemonSet":
+            return [("DaemonSet", dep.name)] if ("DaemonSet", dep.name) in self.nodes else []
+        if dep.kind == "Pod":
+            return sorted(k for k, r in self.nodes.items() if _matches(_pod_labels(r), dep.labels))
+        return []
+
+    def edges(self, key: Key) -> List[Tuple[Dependency, Key]]:
+        return [(d, k) for d in self.declared.get(key, []) for k in self.resolve(d) if k != key]
+
+    def levels(self, phase: Iterable[Key]) -> Dict[Key, int]:
+        """Level of each phase object: 0 when it waits for no other phase
+        object, else one more than the highest of those it waits for, through
+        any chain of the chart's objects. A cycle is a PhaseError naming it."""
+        phase = [k for k in phase if k in self.nodes]
+        members = set(phase)
+        before: Dict[Key, Set[Key]] = {k: self._phase_predecessors(k, members) for k in phase}
+        level: Dict[Key, int] = {}
+        visiting: List[Key] = []
+
+        def visit(key: Key) -> int:
+            if key in level:
+                return level[key]
+            if key in visiting:
+                loop = visiting[visiting.index(key):] + [key]
+                raise PhaseError("the chart's dependencies form a cycle: " + " waits for ".join(
+                    f"{k[0]} {k[1]}" for k in loop) + "; no order can run them. Fix dependencies.static "
+                    "in the values, or leave one of them out (source.templates)")
+            visiting.append(key)
+            level[key] = 1 + max((visit(p) for p in sorted(before[key])), default=-1)
+            visiting.pop()
+            return level[key]
+
+        for key in phase:
+            visit(key)
+        return level
+
+    def _phase_predecessors(self, start: Key, members: Set[Key]) -> Set[Key]:
+        """Phase objects `start` waits for, directly or through objects outside the phase."""
+        found: Set[Key] = set()
+        seen: Set[Key] = {start}
+        todo = [start]
+        while todo:
+            for _edge, nxt in self.edges(todo.pop()):
+                if nxt in members:
+                    found.add(nxt)
+                elif nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
+        return found
+
+    def _here(self, namespace: str) -> bool:
+        return not namespace or not self.namespace or namespace == self.namespace
+
+
+def check(chosen: Sequence[Rendered], rendered: Iterable[Rendered], namespace: str,
+          exists: Lookup, release_creates: bool = False) -> None:
+    """Refuse, before anything is applied, a phase whose Jobs or Pods wait for
+    a Job or a Service that the phase does not create and the cluster does
+    not have: it would wait until its timeout. `exists` asks the cluster.
+
+    With `release_creates` (the check mode of a first install: the release is
+    not deployed yet, so its Services are not in the cluster), a Service the
+    chart renders outside the phase counts as there: the release creates it
+    before the phase runs. A Job never does: it must be in the phase or the
+    cluster."""
+    rendered = list(rendered)
+    graph = Graph(rendered, namespace)
+    own = {(r.kind, r.name) for r in chosen}
+    coming = set(graph.services) if release_creates else set()
+    by_key = {(r.kind, r.name): r for r in rendered}
+    problems: List[str] = []
+    for r in chosen:
+        if r.kind not in POD_KINDS:
+            continue
+        for dep in declared(r.obj):
+            if dep.kind not in ("Job", "Service"):
+                continue
+            if dep.kind == "Job" and any(k in own for k in graph.resolve(dep)):
+                continue
+            if dep.kind == "Service" and graph._here(dep.namespace) and (
+                    ("Service", dep.name) in own or dep.name in coming):
+                continue
+            full = Dependency(dep.kind, dep.namespace or namespace, dep.name, dep.labels, dep.env)
+            if exists(full):
+                continue  # outside the phase, and there: external
+            hint = ""
+            template = by_key.get((dep.kind, dep.name))
+            if template is not None and template.source:
+                hint = f" (the chart renders it from {template.source}: add it to source.templates)"
+            problems.append(f"{r.kind} {r.name} waits for {full.describe()} ({dep.env}), which this phase "
+                            f"does not create and the cluster does not have{hint}")
+    if problems:
+        raise PhaseError("; ".join(problems) + ". Run the phase that creates it first, or change "
+                         "dependencies.static in the values")
+
+
+def cluster_lookup(dyn: Any) -> Lookup:
+    """A Lookup that asks the cluster through a kubernetes dynamic client."""
+    from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import DynamicApiError, NotFoundError
+    from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import api_error
+
+    api = {"Job": "batch/v1", "Service": "v1", "DaemonSet": "apps/v1", "Pod": "v1"}
+
+    def exists(dep: Dependency) -> bool:
+        if dep.kind not in api:
+            return False
+        res = dyn.resources.get(api_version=api[dep.kind], kind=dep.kind)
+        try:
+            if dep.name:
+                res.get(name=dep.name, namespace=dep.namespace)
+                return True
+            selector = ",".join(f"{k}={v}" for k, v in dep.labels)
+            return bool(res.get(namespace=dep.namespace, label_selector=selector).to_dict().get("items"))
+        except NotFoundError:
+            return False
+        except DynamicApiError as exc:
+            raise api_error(exc, "get", res.name, dep.namespace) from exc
+
+    return exists
+
+
+# -- reading the rendered objects --------------------------------------------------
+
+def _pod_spec(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    spec = obj.get("spec") or {}
+    if obj.get("kind") == "Pod":
+        return spec
+    if obj.get("kind") == "CronJob":  # its pods wait too (keystone-fernet-rotate on fernet-setup)
+        spec = ((spec.get("jobTemplate") or {}).get("spec") or {})
+    return (spec.get("template") or {}).get("spec") or {}
+
+
+def _entrypoint_env(obj: Mapping[str, Any]) -> List[Tuple[str, str]]:
+    spec = _pod_spec(obj)
+    out = []
+    for container in list(spec.get("initContainers") or []) + list(spec.get("containers") or []):
+        for env in container.get("env") or []:
+            name = str(env.get("name", ""))
+            if name.startswith("DEPENDENCY_") and env.get("value"):
+                out.append((name, str(env["value"])))
+    return out
+
+
+def _comma(value: str) -> List[str]:
+    return [v.strip() for v in value.split(",") if v.strip()]
+
+
+def _json_list(value: str, name: str) -> List[Dict[str, Any]]:
+    try:
+        data = json.loads(value)
+    except ValueError as exc:
+        raise PhaseError(f"{name} is not JSON: {value[:200]!r}") from exc
+    if not isinstance(data, list) or not all(isinstance(i, dict) for i in data):
+        raise PhaseError(f"{name} must be a JSON list of objects, not {value[:200]!r}")
+    return data
+
+
+def _labels(value: Optional[Mapping[str, Any]]) -> Tuple[Tuple[str, str], ...]:
+    return tuple(sorted((str(k), str(v)) for k, v in (value or {}).items()))
+
+
+def _meta_labels(r: Rendered) -> Dict[str, str]:
+    return (r.obj.get("metadata") or {}).get("labels") or {}
+
+
+def _pod_labels(r: Rendered) -> Dict[str, str]:
+    if r.kind == "Pod":
+        return _meta_labels(r)
+    return (((r.obj.get("spec") or {}).get("template") or {}).get("metadata") or {}).get("labels") or {}
+
+
+def _matches(labels: Mapping[str, str], wanted: Tuple[Tuple[str, str], ...]) -> bool:
+    return bool(wanted) and all(labels.get(k) == v for k, v in wanted)

@@ -1,0 +1,329 @@
+# Copyright: lcm.openstack contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Run one phase: render its objects, record the run as a Phase, apply the
+objects wave by wave under the Phase, wait for them, and write the outcome.
+
+Re-running the same phase finds the same Phase (its name comes from the spec
+hash): Succeeded means nothing to do; Pending or Running means an earlier run
+was interrupted, and this one attaches to it; Failed means resume it
+(phase/resume.py).
+Everything that can be refused is checked before anything is written: the
+objects are validated with a server-side dry run before the Phase exists.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import time
+from typing import Any, Dict, List, Mapping, Optional
+
+from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import DynamicApiError, NotFoundError
+from ansible_collections.lcm.openstack.plugins.module_utils.helm import storage as release_storage, render
+from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle import service_hold
+from ansible_collections.lcm.openstack.plugins.module_utils.phase import (
+    backup_step, dependencies, ownership, record as phase_record, resume, selection, steps,
+)
+from ansible_collections.lcm.openstack.plugins.module_utils.phase.apply import (
+    Applied, Applier, delete_and_wait, owner_reference,
+)
+from ansible_collections.lcm.openstack.plugins.module_utils.phase.ownership import helm_release_of
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.crd import lcm_resource
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError, PhaseFailed, api_error
+from ansible_collections.lcm.openstack.plugins.module_utils.helm.cli import find_helm, merge_values
+from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.record import Lifecycle
+from ansible_collections.lcm.openstack.plugins.module_utils.common.model import (
+    FAILED, LABEL_PHASE, LABEL_SERVICE, LABEL_SPEC_HASH, LABEL_TYPE, PENDING,
+    DATABASE_JOBS, PHASE_KIND, RELEASE_WORKLOADS, RUNNING, SUCCEEDED, WORKLOAD_KINDS,
+)
+from ansible_collections.lcm.openstack.plugins.module_utils.phase.status import StatusWriter
+from ansible_collections.lcm.openstack.plugins.module_utils.phase.summary import summary
+from ansible_collections.lcm.openstack.plugins.module_utils.common.redact import Redactor
+from ansible_collections.lcm.openstack.plugins.module_utils.phase.spec import (
+    PhaseRequest, build_spec, phase_body, spec_hash,
+)
+from ansible_collections.lcm.openstack.plugins.module_utils.phase.stop import stop_jobs
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.waiter import Target, wait_for
+
+DRY_RUN_UID = "00000000-0000-0000-0000-000000000000"
+
+
+class PhaseRunner:
+    def __init__(self, dyn: Any, req: PhaseRequest, check_mode: bool = False,
+                 env: Optional[Mapping[str, str]] = None, parent: Optional[str] = None) -> None:
+        self.dyn, self.req, self.check_mode = dyn, req, check_mode
+        # The Phase this one runs inside of (a traffic rollout's check): Running, and no rival.
+        self.parent = parent
+        self.env = os.environ if env is None else env
+        self.redactor = Redactor()
+        self.redactor.add_values(req.source.values or {})
+        self.warnings: List[str] = []
+        # The chart's whole render and what its long-running workloads use (set by _render).
+        self.rendered: List[render.Rendered] = []
+        self.users: Dict[Any, List[str]] = {}
+        # The backup or restore Job made from the mariadb backup CronJob, if any (set by _render).
+        self.cronjob_step: Optional[backup_step.Planned] = None
+        self.phases = self._phase_resource()
+        self.held = ""  # how this run took its service's Lease (lifecycle/service_hold.py), if it did
+
+    # -- entry points ------------------------------------------------------
+    def present(self) -> Dict[str, Any]:
+        """Run the phase; every error message leaves with credentials masked."""
+        try:
+            return self._present()
+        except PhaseError as exc:
+            exc.args = (self.redactor.redact(str(exc)),)
+            exc.details = self.redactor.redact_deep(exc.details)
+            raise
+
+    def _present(self) -> Dict[str, Any]:
+        req = self.req
+        req.validate()
+        self.deployed = release_storage.deployed(self.dyn, req.namespace, req.release)
+        if req.release_revision is None and self.deployed is not None:
+            req.release_revision = self.deployed.revision
+        if not req.flow_id:
+            req.flow_id = Lifecycle(self.dyn, req.namespace, req.service, req.release).running_flow()
+        objects = self._render()
+        skipped = steps.requested_steps(req.type, req.options, objects, req.source.templates)
+        self.warnings += skipped
+        if skipped and not objects:
+            # the one step asked for has nothing to run (missing_job: warn): no Phase, no change
+            return {"changed": False, "phase": {}, "objects_applied": [], "warnings": self.warnings}
+        # In check mode before the release exists, its Services are still to come.
+        dependencies.check(objects, self.rendered, req.namespace, dependencies.cluster_lookup(self.dyn),
+                           release_creates=self.check_mode and self.deployed is None)
+        spec = build_spec(req, [o.obj for o in objects])
+        hash_ = spec_hash(spec)
+        body = phase_body(req, spec, hash_)
+        name = body["metadata"]["name"]
+        existing = self._get(name)
+        state = ((existing or {}).get("status") or {}).get("state", PENDING) if existing else None
+        same = existing is not None and existing["metadata"].get("labels", {}).get(LABEL_SPEC_HASH) == hash_
+        if same and state == SUCCEEDED:
+            if not self.check_mode:
+                Lifecycle(self.dyn, req.namespace, req.service, req.release).phase_found_done(existing)
+            return {"changed": False, "phase": summary(existing), "objects_applied": []}
+        if existing is not None and not same and state in (PENDING, RUNNING):
+            raise PhaseError(f"Phase {name} is {state} with another spec; wait for it or delete it "
+                             "(state: absent) before running a different one under that name")
+        phase_record.refuse_concurrent(self.phases, req.namespace, req.service, (name, self.parent),
+                                       "starting another")
+        # The same inputs after a failure resume the Phase (phase/resume.py); other inputs start anew.
+        earlier = resume.EarlierRun.of(existing) if existing is not None and same and state == FAILED else None
+        if self.check_mode:
+            return self._dry_run(body, objects, existing, same and state in (PENDING, RUNNING, FAILED), earlier)
+        self._preflight(objects)
+        if not self.parent:  # a rollout's check runs inside the rollout, which holds the service
+            self.held = service_hold.hold(self.dyn, req.namespace, req.service, f"{req.type} phase")
+        if existing is not None and not same:
+            self._delete_and_wait(name)
+            existing = None
+        phase = existing or phase_record.create(self.phases, body, req.service)
+        return self._run(phase, objects, earlier)
+
+    def absent(self) -> Dict[str, Any]:
+        names = [self.req.name] if self.req.name else self._names_of_service_type()
+        found = [n for n in names if n and self._get(n) is not None]
+        if not self.check_mode:
+            for n in found:
+                self._delete_and_wait(n)
+        return {"changed": bool(found), "deleted": found}
+
+    # -- steps -------------------------------------------------------------
+    def _render(self) -> List[render.Rendered]:
+        req, src = self.req, self.req.source
+        if src.mode == "manifests" and not src.chart:
+            rendered = render.load_manifests(src.manifests or [])
+        else:
+            # Every mode renders with the phase named, so a chart can gate
+            # phase-only templates (a backup job) on it; stage takes everything.
+            extra = _nested(src.stage_value, req.type)
+            if req.backup_ref:
+                extra.setdefault("lifecycle", {})["backupRef"] = req.backup_ref
+            text = render.helm_template(
+                find_helm(req.helm_binary, self.env), req.release, src.chart, req.namespace,
+                values=self._values(), values_files=src.values_files, chart_version=src.chart_version,
+                extra_values=extra, redactor=self.redactor)
+            rendered = render.parse_manifest(text)
+            if src.manifests:
+                rendered += render.load_manifests(src.manifests)
+        self.rendered = rendered
+        self.users = ownership.workload_users(r.obj for r in rendered)
+        rendered = _without_unasked_database_jobs(rendered, req.type, req.options)
+        chosen = selection.select(rendered, req.type, src.mode, src.templates, req.namespace)
+        self.cronjob_step, warnings = backup_step.plan(
+            req.type, req.options, req.namespace, req.backup_ref, self.rendered,
+            Applier(self.dyn, req.namespace, dry_run=True).get)
+        self.warnings += warnings
+        if self.cronjob_step is not None:
+            chosen = backup_step.joined(chosen, self.cronjob_step.rendered)
+        if src.mode == "templates" and src.templates is None:
+            chosen += self._release_workloads(rendered)
+        self.redactor.add_objects(o.obj for o in chosen)
+        return chosen
+
+    def _release_workloads(self, rendered: List[render.Rendered]) -> List[render.Rendered]:
+        """The workloads of RELEASE_WORKLOADS that the release runs, as a last wave."""
+        globs = RELEASE_WORKLOADS.get(self.req.type, ())
+        if not globs or self.deployed is None:
+            return []
+        reader = Applier(self.dyn, self.req.namespace, dry_run=True)
+        out = []
+        for r in rendered:
+            if r.kind in WORKLOAD_KINDS and any(fnmatch.fnmatchcase(r.source, g) for g in globs):
+                live = reader.get(r.obj["apiVersion"], r.kind, r.name)
+                if live is not None and helm_release_of(live) == self.req.release:
+                    r.wave = selection.LAST_WAVE
+                    out.append(r)
+        return out
+
+    def _values(self) -> Optional[Mapping[str, Any]]:
+        """The values to render with: the deployed release's first, when asked."""
+        src = self.req.source
+        if not src.values_from_release:
+            return src.values
+        if self.deployed is None:  # nothing deployed (a failed install): the values given
+            return src.values
+        self.redactor.add_values(self.deployed.values)
+        return merge_values(self.deployed.values, src.values or {})
+
+    def _preflight(self, objects: List[render.Rendered]) -> None:
+        """Validate every object with a server-side dry run before writing anything."""
+        dry = Applier(self.dyn, self.req.namespace, dry_run=True, users=self.users)
+        labels = {LABEL_SERVICE: self.req.service}
+        for o in objects:
+            dry.apply(o.obj, _placeholder_owner("dry-run"), labels)
+
+    def _run(self, phase: Dict[str, Any], objects: List[render.Rendered],
+             earlier: Optional[resume.EarlierRun] = None) -> Dict[str, Any]:
+        req = self.req
+        name = phase["metadata"]["name"]
+        writer = StatusWriter(self.phases, phase, objects, self.redactor)
+        lifecycle = Lifecycle(self.dyn, req.namespace, req.service, req.release)
+        phase = phase_record.started(self.dyn, writer, lifecycle, self.warnings)
+        applier = Applier(self.dyn, req.namespace, users=self.users, earlier=earlier)
+        labels = {LABEL_PHASE: name, LABEL_SERVICE: req.service, LABEL_TYPE: req.type}
+        owner = owner_reference(phase)
+        applied: List[Applied] = []
+        deadline = time.monotonic() + req.timeout
+
+        def details() -> Dict[str, Any]:
+            return {"changed": True, "phase": summary(writer.phase), "objects_applied": _actions(applied)}
+        with phase_record.recorded(self.dyn, writer, lifecycle, details):
+            for index, wave in enumerate(selection.waves(objects)):
+                writer.wave = index
+                done = [applier.apply(o.obj, owner, labels) for o in wave]
+                writer.decided(done)
+                applied += done
+                if not req.wait and any(o.kind not in selection.CONFIG_KINDS for o in wave):
+                    return {"changed": True, "phase": summary(writer.phase),
+                            "objects_applied": _actions(applied), "diffs": applied}
+                targets = [Target(a.api_version, a.kind, a.name, labelled=a.action != "shared")
+                           for a in applied[-len(wave):]]
+                result = wait_for(self.dyn, req.namespace, targets, f"{LABEL_PHASE}={name}",
+                                  max(1.0, deadline - time.monotonic()), on_change=writer.progress,
+                                  policy=req.failure_policy)
+                writer.record(result)
+                if not (result.failed or result.timed_out) and _takes_backup(req, wave):
+                    writer.backup_taken(req.backup_ref, self._backup_source(wave, result))
+                if result.failed or result.timed_out:
+                    # Read why before stopping: a suspended Job's pods are deleted.
+                    failure = writer.diagnose(self.dyn, result, req.timeout)
+                    writer.fail(failure, stop_jobs(self.dyn, writer.phase))
+                    raise PhaseFailed(writer.phase["status"]["message"], **details())
+            writer.succeed()
+            return {"changed": True, "phase": summary(writer.phase),
+                    "objects_applied": _actions(applied), "diffs": applied}
+
+    def _dry_run(self, body: Dict[str, Any], objects: List[render.Rendered],
+                 existing: Optional[Dict[str, Any]], attach: bool,
+                 earlier: Optional[resume.EarlierRun] = None) -> Dict[str, Any]:
+        if not attach:
+            try:
+                self.phases.create(body=body, namespace=self.req.namespace, dry_run="All")
+            except DynamicApiError as exc:
+                if exc.status != 409:
+                    raise api_error(exc, "create", "phases", self.req.namespace) from exc
+        owner = owner_reference(existing) if attach else _placeholder_owner(body["metadata"]["name"])
+        labels = {LABEL_PHASE: body["metadata"]["name"], LABEL_SERVICE: self.req.service,
+                  LABEL_TYPE: self.req.type}
+        dry = Applier(self.dyn, self.req.namespace, dry_run=True, users=self.users, earlier=earlier)
+        applied = [dry.apply(o.obj, owner, labels) for o in objects]
+        return {"changed": True, "phase": {"name": body["metadata"]["name"],
+                                           "namespace": self.req.namespace,
+                                           "state": "Running" if attach else "Pending",
+                                           "spec_hash": body["metadata"]["labels"][LABEL_SPEC_HASH]},
+                "objects_applied": _actions(applied), "diffs": applied}
+
+    def _backup_source(self, wave: List[render.Rendered], result: Any) -> Optional[Dict[str, str]]:
+        """What status.backupSource records: the CronJob the backup Job of
+        this wave was made from (none for the chart's own job-db-backup)."""
+        planned = self.cronjob_step
+        if planned is None or planned.step != "backup" or not any(o is planned.rendered for o in wave):
+            return None
+        pods = getattr(result, "pods", {}).get(("Job", planned.rendered.name), [])
+        return backup_step.taken_source(planned, pods)
+
+    # -- Phase objects -----------------------------------------------------
+    def _phase_resource(self) -> Any:
+        return lcm_resource(self.dyn, PHASE_KIND)
+
+    def _get(self, name: str) -> Optional[Dict[str, Any]]:
+        try:
+            return self.phases.get(name=name, namespace=self.req.namespace).to_dict()
+        except NotFoundError:
+            return None
+        except DynamicApiError as exc:
+            raise api_error(exc, "get", "phases", self.req.namespace) from exc
+
+    def _names_of_service_type(self) -> List[str]:
+        selector = f"{LABEL_SERVICE}={self.req.service},{LABEL_TYPE}={self.req.type}"
+        try:
+            items = self.phases.get(namespace=self.req.namespace, label_selector=selector).to_dict()
+        except DynamicApiError as exc:
+            raise api_error(exc, "list", "phases", self.req.namespace) from exc
+        return [p["metadata"]["name"] for p in items.get("items") or []]
+
+    def _delete_and_wait(self, name: str, timeout: float = 120) -> None:
+        """Delete in the foreground: the Phase goes once its objects are gone."""
+        delete_and_wait(self.dyn, self.phases, name, self.req.namespace, "Foreground", timeout,
+                        hint="its objects may carry finalizers (kubectl get all -l "
+                             f"{LABEL_PHASE}={name} -n {self.req.namespace})")
+
+
+def _placeholder_owner(name: str) -> Dict[str, Any]:
+    """The owner reference of a Phase that does not exist yet (dry runs only)."""
+    return owner_reference({"metadata": {"name": name, "uid": DRY_RUN_UID}})
+
+
+def _nested(dotted: str, value: Any) -> Dict[str, Any]:
+    out: Dict[str, Any] = {}
+    cur = out
+    parts = dotted.split(".")
+    for part in parts[:-1]:
+        cur = cur.setdefault(part, {})
+    cur[parts[-1]] = value
+    return out
+
+
+def _takes_backup(req: PhaseRequest, wave: List[render.Rendered]) -> bool:
+    """The wave holds the upgrade's backup Job: the chart's or one made from the CronJob."""
+    template = DATABASE_JOBS["upgrade"][1]
+    return req.type == "upgrade" and bool(req.backup_ref) and any(
+        o.source == template or backup_step.is_step(o, "backup") for o in wave)
+
+
+def _without_unasked_database_jobs(rendered: List[render.Rendered], phase_type: str,
+                                   options: Mapping[str, Any]) -> List[render.Rendered]:
+    """Drop the backup, restore or drop job unless the phase's option asks for it."""
+    option, template = DATABASE_JOBS.get(phase_type, ("", ""))
+    if not option or options.get(option):
+        return rendered
+    return [r for r in rendered if r.source != template]
+
+
+def _actions(applied: List[Applied]) -> List[Dict[str, str]]:
+    return [{"kind": a.kind, "name": a.name, "action": a.action, "owned": a.owned, "reason": a.reason,
+             **({"note": a.note} if a.note else {})}
+            for a in applied]

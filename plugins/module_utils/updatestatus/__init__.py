@@ -1,0 +1,4 @@
+# Copyright: lcm.openstack contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The UpdateStatus singleton: the insight producers, the per-service assessment, the keeper
+that writes it, and the report for people."""

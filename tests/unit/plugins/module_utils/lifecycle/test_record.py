@@ -1,0 +1,120 @@
+"""The ServiceLifecycle's state around Phases: inside a flow the flow sets it;
+a Phase run outside any flow leaves a state that is true when it ends."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Dict, Optional
+
+import pytest
+
+from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.record import Lifecycle
+
+
+class _Obj:
+    def __init__(self, data: Dict[str, Any]) -> None:
+        self.data = data
+
+    def to_dict(self) -> Dict[str, Any]:
+        return copy.deepcopy(self.data)
+
+
+class _Records:
+    def __init__(self, status: Dict[str, Any]) -> None:
+        self.record = {"metadata": {"name": "keystone", "namespace": "openstack"}, "status": status}
+        self.status = self
+
+    def get(self, name: str, namespace: str) -> _Obj:
+        return _Obj(self.record)
+
+    def replace(self, body: Dict[str, Any], namespace: str) -> _Obj:  # the status subresource
+        self.record = copy.deepcopy(body)
+        return _Obj(self.record)
+
+
+class _Dyn:
+    def __init__(self, records: _Records) -> None:
+        self.resources = self
+        self.records = records
+
+    def get(self, api_version: str, kind: str) -> _Records:
+        return self.records
+
+
+def _phase(ptype: str, state: Optional[str] = None) -> Dict[str, Any]:
+    phase: Dict[str, Any] = {"metadata": {"name": f"keystone-{ptype}-1"}, "spec": {"type": ptype}}
+    if state:
+        phase["status"] = {"state": state, "startedAt": "2026-11-23T10:00:00Z",
+                           "completedAt": "2026-11-23T10:01:00Z", "message": f"{ptype} {state}"}
+    return phase
+
+
+def _run(status: Dict[str, Any], ptype: str, result: str) -> Dict[str, Any]:
+    records = _Records(status)
+    lifecycle = Lifecycle(_Dyn(records), "openstack", "keystone", "keystone")
+    lifecycle.phase_started(_phase(ptype))
+    lifecycle.phase_ended(_phase(ptype, result))
+    return records.record["status"]
+
+
+@pytest.mark.parametrize("before, ptype, result, after", [
+    ("", "install", "Failed", "Failed"),
+    ("Operational", "test", "Failed", "Failed"),
+    ("Operational", "test", "Succeeded", "Operational"),
+    ("Operational", "upgrade", "Succeeded", "Operational"),
+    ("", "install", "Succeeded", "Installing"),  # installed, not yet tested or opened: the next role says
+    ("Operational", "uninstall", "Succeeded", "Removed"),
+    ("Operational", "trafficdrain", "Succeeded", "Draining"),  # drained: waiting for its update
+])
+def test_a_phase_outside_any_flow_leaves_a_true_state(before: str, ptype: str, result: str, after: str) -> None:
+    status = _run({"state": before} if before else {}, ptype, result)
+    assert status["state"] == after
+    assert status["history"][-1].get("stateBefore", "") == before
+    assert status["currentPhase"] == ""
+
+
+@pytest.mark.parametrize("result", ["Failed", "Succeeded"])
+def test_inside_a_flow_the_state_is_the_flows_to_set(result: str) -> None:
+    flow = {"name": "update", "state": "Running", "phases": []}
+    status = _run({"state": "Operational", "flow": flow}, "upgrade", result)
+    assert status["state"] == "Upgrading"  # the flow's rescue or next step decides
+    assert "stateBefore" not in status["history"][-1]
+    assert status["flow"]["phases"] == ["keystone-upgrade-1"]
+
+
+def test_a_resumed_phase_keeps_the_state_from_before_its_first_run() -> None:
+    records = _Records({"state": "Operational"})
+    lifecycle = Lifecycle(_Dyn(records), "openstack", "keystone", "keystone")
+    lifecycle.phase_started(_phase("test"))
+    lifecycle.phase_ended(_phase("test", "Failed"))
+    lifecycle.phase_started(_phase("test"))  # run again with the same inputs
+    lifecycle.phase_ended(_phase("test", "Succeeded"))
+    assert records.record["status"]["state"] == "Operational"
+
+
+class _Flaky(_Records):
+    """A connection reset on the first read and the first write, as a blip does."""
+
+    def __init__(self, status: Dict[str, Any]) -> None:
+        super().__init__(status)
+        self.resets = {"get": 1, "replace": 1}
+
+    def _blip(self, call: str) -> None:
+        if self.resets[call]:
+            self.resets[call] -= 1
+            raise ConnectionResetError(104, "Connection reset by peer")
+
+    def get(self, name: str, namespace: str) -> _Obj:
+        self._blip("get")
+        return super().get(name, namespace)
+
+    def replace(self, body: Dict[str, Any], namespace: str) -> _Obj:
+        self._blip("replace")
+        return super().replace(body, namespace)
+
+
+def test_a_blip_on_the_record_is_retried_not_raised() -> None:
+    records = _Flaky({"state": "Operational"})
+    Lifecycle(_Dyn(records), "openstack", "keystone", "keystone").phase_ended(_phase("test", "Failed"))
+    assert records.resets == {"get": 0, "replace": 0}
+    assert records.record["status"]["state"] == "Failed"

@@ -1,0 +1,74 @@
+"""plugins/module_utils/lifecycle/service_hold.py: a phase run outside any flow holds its
+service for its playbook run, as a flow does; and lease.ended_here."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from typing import Any, List
+
+import pytest
+from support.fake_leases import Dyn, Leases
+
+from ansible_collections.lcm.openstack.plugins.module_utils.kube import lease, lease_renewer
+from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle import service_hold
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.flow_lease import FlowLease
+
+
+@pytest.fixture
+def renewers(monkeypatch: pytest.MonkeyPatch) -> List[Any]:
+    """The renewers left behind, instead of processes."""
+    left: List[Any] = []
+    monkeypatch.setattr(lease_renewer, "keep_renewed", lambda dyn, held: left.append(held))
+    return left
+
+
+def _as(monkeypatch: pytest.MonkeyPatch, holder: str) -> None:
+    monkeypatch.setattr(service_hold, "holder_identity", lambda: holder)
+
+
+def test_a_phase_outside_any_flow_takes_the_service_and_leaves_it_renewed(monkeypatch, renewers) -> None:
+    leases = Leases()
+    _as(monkeypatch, "awx-1/100")
+    said = service_hold.hold(Dyn(leases), "openstack", "keystone", "install phase")
+    assert said == "keystone: flow lease lcm-flow-keystone taken by awx-1/100"
+    held = leases.items["lcm-flow-keystone"]
+    assert held["spec"]["holderIdentity"] == "awx-1/100"
+    assert held["metadata"]["annotations"]["lifecycle.openstack.org/flow"] == "install phase"
+    assert [r.holder for r in renewers] == ["awx-1/100"]
+
+
+def test_inside_its_own_flow_nothing_is_taken_and_the_flow_stays_named(monkeypatch, renewers) -> None:
+    leases = Leases()
+    FlowLease(Dyn(leases), "openstack", "keystone", "awx-1/100").acquire("update")
+    before = dict(leases.items["lcm-flow-keystone"])
+    _as(monkeypatch, "awx-1/100")
+    assert service_hold.hold(Dyn(leases), "openstack", "keystone", "upgrade phase") == ""
+    assert leases.items["lcm-flow-keystone"] == before and renewers == []
+
+
+def test_another_runs_flow_or_phase_refuses_it(monkeypatch, renewers) -> None:
+    leases = Leases()
+    FlowLease(Dyn(leases), "openstack", "keystone", "awx-1/100").acquire("test phase")
+    _as(monkeypatch, "laptop/200")
+    with pytest.raises(PhaseError) as err:
+        service_hold.hold(Dyn(leases), "openstack", "keystone", "install phase")
+    assert str(err.value).startswith("keystone is held by another test phase: awx-1/100, since ")
+    assert "One run at a time per service" in str(err.value) and renewers == []
+
+
+def test_a_holder_on_this_host_whose_process_ended_is_gone_at_once(monkeypatch, renewers) -> None:
+    ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                           text=True, check=True)
+    gone = f"{socket.gethostname()}/{ended.stdout.strip()}"
+    assert lease.ended_here(gone)
+    assert not lease.ended_here(f"{socket.gethostname()}/{os.getpid()}")  # alive
+    assert not lease.ended_here("another-host/1")  # cannot be seen from here
+    leases = Leases()
+    FlowLease(Dyn(leases), "openstack", "keystone", gone).acquire("install phase")
+    _as(monkeypatch, "laptop/200")
+    said = service_hold.hold(Dyn(leases), "openstack", "keystone", "install phase")
+    assert said.startswith(f"keystone: flow lease lcm-flow-keystone taken over from {gone}")

@@ -1,0 +1,274 @@
+"""plugins/module_utils/phase/db_backup.py: backup and restore Jobs made from the
+mariadb chart's backup CronJob, on the real chart's render (fixtures/db_backup/)."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any, Dict, List
+
+import pytest
+import yaml
+
+from ansible_collections.lcm.openstack.plugins.module_utils.phase import db_backup
+from ansible_collections.lcm.openstack.plugins.module_utils.phase.db_backup import BackupShapeError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from support.paths import UNIT_FIXTURES
+
+FIXTURES = UNIT_FIXTURES / "db_backup"
+REF = "keystone-2025-2-0a1b2c3d"
+
+
+def _load(name: str, kind: str) -> Dict[str, Any]:
+    return next(d for d in yaml.safe_load_all((FIXTURES / name).read_text()) if d and d["kind"] == kind)
+
+
+@pytest.fixture
+def cronjob() -> Dict[str, Any]:
+    return _load("mariadb-backup.out", "CronJob")
+
+
+@pytest.fixture
+def hostpath_cronjob() -> Dict[str, Any]:
+    return _load("mariadb-backup-hostpath.out", "CronJob")
+
+
+def _pod(job: Dict[str, Any]) -> Dict[str, Any]:
+    return job["spec"]["template"]["spec"]
+
+
+def _container(job: Dict[str, Any], name: str = "mariadb-backup") -> Dict[str, Any]:
+    return next(c for c in _pod(job)["containers"] if c["name"] == name)
+
+
+def _env(container: Dict[str, Any]) -> Dict[str, Any]:
+    return {e["name"]: e.get("value", e.get("valueFrom")) for e in container.get("env") or []}
+
+
+def test_the_chart_cronjob_is_read_by_what_it_mounts(cronjob, hostpath_cronjob) -> None:
+    backup = db_backup.inspect(cronjob)
+    assert (backup.cronjob, backup.container, backup.script_path) == (
+        "mariadb-backup", "mariadb-backup", "/tmp/backup_mariadb.sh")
+    assert (backup.scripts_volume, backup.scripts_configmap) == ("mariadb-bin", "mariadb-bin")
+    assert (backup.base_dir, backup.archive_volume, backup.archive_claim) == (
+        "/var/backup", "mariadb-backup-dir", "mariadb-backup-data")
+    assert not backup.node_local
+    local = db_backup.inspect(hostpath_cronjob)
+    assert local.node_local and local.archive_host_path == "/var/backup" and local.archive_claim is None
+    assert db_backup.archive_dir(backup, "openstack") == "/var/backup/db/openstack/mariadb/archive"
+    assert db_backup.archive_prefix("openstack", "keystone", REF) == f"mariadb.openstack.keystone.{REF}."
+
+
+def test_the_backup_job_backs_up_one_database_under_the_ref(cronjob) -> None:
+    original = copy.deepcopy(cronjob)
+    job = db_backup.backup_job(cronjob, "keystone", REF, "openstack")
+    assert cronjob == original  # the CronJob is only read
+    assert (job["apiVersion"], job["kind"]) == ("batch/v1", "Job")
+    assert job["metadata"]["name"] == f"{REF}-db-backup" and job["metadata"]["namespace"] == "openstack"
+    assert "ownerReferences" not in job["metadata"]
+    labels = job["metadata"]["labels"]
+    assert labels["application"] == "mariadb-backup" and labels["release_group"] == "mariadb"
+    assert labels[db_backup.LABEL_BACKUP_REF] == REF and labels[db_backup.LABEL_DATABASE_STEP] == "backup"
+    assert job["metadata"]["annotations"] == {"cronjob.kubernetes.io/instantiate": "manual",
+                                              db_backup.ANNOTATION_FROM_CRONJOB: "mariadb-backup"}
+    assert _pod(job)["restartPolicy"] == "Never"
+    assert job["spec"]["backoffLimit"] == db_backup.DEFAULT_BACKOFF_LIMIT
+    assert job["spec"]["ttlSecondsAfterFinished"] == db_backup.DEFAULT_TTL_SECONDS
+    assert job["spec"]["template"]["metadata"]["labels"][db_backup.LABEL_BACKUP_REF] == REF
+    container = _container(job)
+    assert container["command"] == ["/bin/sh"]
+    assert container["args"] == ["-c", '( /tmp/start_verification_server.sh ) & /tmp/backup_mariadb.sh '
+                                       '"${LCM_DATABASE}"']
+    env = _env(container)
+    assert env["BACK_UP_MODE"] == REF and env["LCM_DATABASE"] == "keystone"
+    assert env["MARIADB_BACKUP_BASE_DIR"] == "/var/backup" and "MARIADB_POD_NAMESPACE" in env
+    # the pod is the CronJob's: same account, init containers, volumes and mounts
+    source = cronjob["spec"]["jobTemplate"]["spec"]["template"]["spec"]
+    assert _pod(job)["serviceAccountName"] == "mariadb-backup"
+    assert _pod(job)["volumes"] == source["volumes"]
+    assert _pod(job)["initContainers"] == source["initContainers"]
+    assert container["volumeMounts"] == source["containers"][0]["volumeMounts"]
+
+
+def test_the_restore_job_restores_the_newest_archive_of_the_ref(cronjob) -> None:
+    job = db_backup.restore_job(cronjob, "keystone", REF, "openstack", ttl_seconds=None, backoff_limit=0,
+                                active_deadline_seconds=900)
+    assert job["metadata"]["name"] == f"{REF}-db-restore"
+    assert job["metadata"]["labels"][db_backup.LABEL_DATABASE_STEP] == "restore"
+    assert "ttlSecondsAfterFinished" not in job["spec"]
+    assert (job["spec"]["backoffLimit"], job["spec"]["activeDeadlineSeconds"]) == (0, 900)
+    container = _container(job)
+    assert container["command"] == ["/bin/sh"] and container["args"][0] == "-c"
+    script = container["args"][1]
+    assert '"$dir/$prefix"*.tar.gz' in script
+    assert 'exec /tmp/restore_mariadb.sh restore "$archive" "${LCM_DATABASE}"' in script
+    assert "start_verification_server" not in script
+    assert _env(container)["BACK_UP_MODE"] == REF and _env(container)["LCM_DATABASE"] == "keystone"
+    mounts = {m["mountPath"]: m for m in container["volumeMounts"]}
+    for path in ("/tmp/restore_mariadb.sh", "/tmp/restore_main.sh"):
+        assert mounts[path] == {"name": "mariadb-bin", "mountPath": path,
+                                "subPath": path.rsplit("/", 1)[1], "readOnly": True}
+    assert mounts["/var/backup"]["name"] == "mariadb-backup-dir"
+    assert "affinity" not in _pod(job)  # archives on a claim: the volume brings the pod to them
+
+
+def test_the_restore_script_finds_only_its_own_archive(cronjob, tmp_path: Path) -> None:
+    """The restore container's script, run by sh against a directory of archives."""
+    import shutil
+    import subprocess
+
+    job = db_backup.restore_job(cronjob, "keystone", REF, "openstack")
+    script = _container(job)["args"][1].replace("exec /tmp/restore_mariadb.sh", "echo RUN")
+    archive = tmp_path / "db" / "openstack" / "mariadb" / "archive"
+    archive.mkdir(parents=True)
+    for name in (f"mariadb.openstack.keystone.{REF}.2026-01-01T00:00:00Z.tar.gz",
+                 f"mariadb.openstack.keystone.{REF}.2026-01-02T00:00:00Z.tar.gz",
+                 "mariadb.openstack.keystone.2026-01-03T00:00:00Z.tar.gz",
+                 f"mariadb.openstack.placement.{REF}.2026-01-04T00:00:00Z.tar.gz",
+                 f"mariadb.openstack.keystone.{REF}-other.2026-01-05T00:00:00Z.tar.gz"):
+        (archive / name).write_bytes(b"")
+    env = {"PATH": "/usr/bin:/bin", "MARIADB_BACKUP_BASE_DIR": str(tmp_path), "MARIADB_POD_NAMESPACE": "openstack",
+           "BACK_UP_MODE": REF, "LCM_DATABASE": "keystone"}
+    shell = shutil.which("sh") or "/bin/sh"
+    out = subprocess.run([shell, "-c", script], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.splitlines()[-1] == (
+        f"RUN restore mariadb.openstack.keystone.{REF}.2026-01-02T00:00:00Z.tar.gz keystone")
+    missing = subprocess.run([shell, "-c", script], env=dict(env, BACK_UP_MODE="keystone-gone"),
+                             capture_output=True, text=True, check=False)
+    assert missing.returncode == 1 and "RUN" not in missing.stdout
+    assert "no backup archive mariadb.openstack.keystone.keystone-gone.*.tar.gz" in missing.stderr
+
+
+def test_archives_on_a_hostpath_restore_on_the_backup_node(hostpath_cronjob) -> None:
+    with pytest.raises(BackupShapeError) as err:
+        db_backup.restore_job(hostpath_cronjob, "keystone", REF, "openstack")
+    assert "hostPath /var/backup" in str(err.value) and "spec.nodeName" in str(err.value)
+    assert "manifests.pvc_backup" in str(err.value)
+    job = db_backup.restore_job(hostpath_cronjob, "keystone", REF, "openstack", node="node-2")
+    terms = _pod(job)["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+        "nodeSelectorTerms"]
+    assert terms == [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["node-2"]}]}]
+    assert _pod(job)["nodeSelector"] == {"openstack-control-plane": "enabled"}
+    # the backup itself may run anywhere
+    assert "affinity" not in _pod(db_backup.backup_job(hostpath_cronjob, "keystone", REF, "openstack"))
+
+
+def test_a_node_pin_keeps_the_cronjobs_own_affinity(hostpath_cronjob) -> None:
+    pod = hostpath_cronjob["spec"]["jobTemplate"]["spec"]["template"]["spec"]
+    zone = {"key": "zone", "operator": "In", "values": ["a"]}
+    pod["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": [zone]}]}}}
+    job = db_backup.restore_job(hostpath_cronjob, "keystone", REF, "openstack", node="node-2")
+    (term,) = _pod(job)["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+        "nodeSelectorTerms"]
+    assert term["matchExpressions"] == [zone]
+    assert term["matchFields"] == [{"key": "metadata.name", "operator": "In", "values": ["node-2"]}]
+
+
+def test_the_scripts_configmap_must_hold_the_restore_scripts() -> None:
+    configmap = _load("mariadb-bin-keys.yaml", "ConfigMap")
+    backup = db_backup.inspect(_load("mariadb-backup.out", "CronJob"))
+    db_backup.check_scripts(backup, configmap)
+    for key in ("restore_mariadb.sh", "restore_main.sh"):
+        del configmap["data"][key]
+    with pytest.raises(BackupShapeError) as err:
+        db_backup.check_scripts(backup, configmap)
+    assert str(err.value) == ("ConfigMap mariadb-bin (the scripts of CronJob mariadb-backup) has no "
+                              "restore_mariadb.sh, restore_main.sh: turn on conf.backup.enabled in the "
+                              "mariadb release")
+
+
+def _break(cronjob: Dict[str, Any], how: str) -> None:
+    pod = cronjob["spec"]["jobTemplate"]["spec"]["template"]["spec"]
+    container = pod["containers"][0]
+    if how == "kind":
+        cronjob["kind"] = "Job"
+    elif how == "no-script":
+        container["volumeMounts"] = [m for m in container["volumeMounts"] if m.get("subPath") != "backup_mariadb.sh"]
+    elif how == "script-from-emptydir":
+        next(v for v in pod["volumes"] if v["name"] == "mariadb-bin").pop("configMap")
+    elif how == "no-base-dir":
+        container["env"] = [e for e in container["env"] if e["name"] != "MARIADB_BACKUP_BASE_DIR"]
+    elif how == "no-namespace":
+        container["env"] = [e for e in container["env"] if e["name"] != "MARIADB_POD_NAMESPACE"]
+    elif how == "archive-unmounted":
+        container["volumeMounts"] = [m for m in container["volumeMounts"] if m["mountPath"] != "/var/backup"]
+    elif how == "archive-emptydir":
+        volume = next(v for v in pod["volumes"] if v["name"] == "mariadb-backup-dir")
+        volume.pop("persistentVolumeClaim")
+        volume["emptyDir"] = {}
+    elif how == "command":
+        container["args"] = ["-c", "/tmp/backup_mariadb.sh all; echo done"]
+    elif how == "no-containers":
+        pod["containers"] = []
+
+
+@pytest.mark.parametrize("how, message", [
+    ("kind", "CronJob mariadb-backup is a Job, not a CronJob"),
+    ("no-script", "CronJob mariadb-backup has no container mount(s) of backup_mariadb.sh"),
+    ("script-from-emptydir", "backup_mariadb.sh is not mounted from a ConfigMap volume (volume 'mariadb-bin')"),
+    ("no-base-dir", "container mariadb-backup sets no MARIADB_BACKUP_BASE_DIR value"),
+    ("no-namespace", "container mariadb-backup sets no MARIADB_POD_NAMESPACE"),
+    ("archive-unmounted", "container mariadb-backup mounts no volume at MARIADB_BACKUP_BASE_DIR /var/backup"),
+    ("archive-emptydir", "the archive directory /var/backup is an emptyDir"),
+    ("command", "container mariadb-backup does not end its command with /tmp/backup_mariadb.sh"),
+    ("no-containers", "CronJob mariadb-backup has no spec.jobTemplate.spec.template.spec.containers"),
+])
+def test_a_cronjob_of_another_shape_is_refused_naming_what_is_wrong(cronjob, how: str, message: str) -> None:
+    _break(cronjob, how)
+    with pytest.raises(BackupShapeError) as err:
+        db_backup.backup_job(cronjob, "keystone", REF, "openstack")
+    assert message in str(err.value)
+
+
+@pytest.mark.parametrize("database, ref, namespace, message", [
+    ("keystone", "Keystone.2025", "openstack", "backup ref 'Keystone.2025' must be lower-case"),
+    ("keystone", "", "openstack", "backup ref '' must be"),
+    ("key.stone", REF, "openstack", "database 'key.stone' cannot be backed up one by one"),
+    ("mysql", REF, "openstack", "database 'mysql' cannot be backed up one by one"),
+    ("all", REF, "openstack", "database 'all' cannot be backed up one by one"),
+    ("keystone", REF, "", "the backup Job needs the namespace it runs in"),
+])
+def test_bad_inputs_are_refused(cronjob, database: str, ref: str, namespace: str, message: str) -> None:
+    with pytest.raises(PhaseError) as err:
+        db_backup.backup_job(cronjob, database, ref, namespace)
+    assert message in str(err.value)
+
+
+def test_a_live_cronjob_runs_its_jobs_in_its_own_namespace(cronjob) -> None:
+    live = copy.deepcopy(cronjob)
+    live["metadata"].update(namespace="infra", uid="1234", resourceVersion="9",
+                            ownerReferences=[{"kind": "Something", "name": "x"}],
+                            annotations={"meta.helm.sh/release-name": "mariadb"})
+    live["status"] = {"lastScheduleTime": "2026-01-01T00:00:00Z"}
+    with pytest.raises(BackupShapeError, match="CronJob mariadb-backup is in namespace infra: its Jobs must run"):
+        db_backup.backup_job(live, "keystone", REF, "openstack")
+    job = db_backup.backup_job(live, "keystone", REF, "infra")
+    assert set(job["metadata"]) == {"name", "namespace", "labels", "annotations"}
+    assert "meta.helm.sh/release-name" not in job["metadata"]["annotations"]  # Helm's is the CronJob, not this Job
+    assert "status" not in job
+
+
+def test_job_names_stay_a_label_value() -> None:
+    assert db_backup.job_names(REF) == (f"{REF}-db-backup", f"{REF}-db-restore")
+    long_ref = "placement-" + "a" * 60
+    names: List[str] = list(db_backup.job_names(long_ref))
+    assert all(len(n) <= 63 for n in names)
+    assert names[0].endswith("-db-backup") and names[1].endswith("-db-restore")
+    assert db_backup.job_names(long_ref + "b") != db_backup.job_names(long_ref)
+
+
+def test_the_exec_form_gets_the_database_as_one_more_argument(cronjob) -> None:
+    container = cronjob["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]
+    container["command"], container["args"] = ["/tmp/backup_mariadb.sh"], []
+    job = db_backup.backup_job(cronjob, "keystone", REF, "openstack")
+    assert (_container(job)["command"], _container(job)["args"]) == (["/tmp/backup_mariadb.sh"], ["$(LCM_DATABASE)"])
+
+
+def test_the_jobtemplate_controller_fields_are_not_copied(cronjob) -> None:
+    spec = cronjob["spec"]["jobTemplate"]["spec"]
+    spec.update(suspend=True, manualSelector=True, selector={"matchLabels": {"a": "b"}}, backoffLimit=1000,
+                ttlSecondsAfterFinished=5)
+    job = db_backup.backup_job(cronjob, "keystone", REF, "openstack", ttl_seconds=60, backoff_limit=1)
+    assert not {"suspend", "manualSelector", "selector"} & set(job["spec"])
+    assert (job["spec"]["backoffLimit"], job["spec"]["ttlSecondsAfterFinished"]) == (1, 60)

@@ -1,0 +1,84 @@
+"""plugins/module_utils/updatestatus/report.py: the report, against golden files.
+
+Each golden is fixtures/update_status/<scenario>[.<details>].report: the
+report of the scenario's status, computed with no previous status. After a
+deliberate change of wording, regenerate them with
+
+    UPDATE_GOLDEN=1 pytest tests/unit/plugins/module_utils/updatestatus/test_report.py
+
+and read the diff before keeping it.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import timedelta
+
+import pytest
+
+from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.assessment import cluster_status
+from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.insights import Settings
+from ansible_collections.lcm.openstack.plugins.module_utils.common.timefmt import parse_time
+from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.report import report
+from support.update_status import FIXTURES, snapshot
+
+GOLDEN = [
+    ("quiet", "none"),
+    ("releases", "none"),  # nothing updating, but something wrong
+    ("upgrade_progressing", "none"),
+    ("upgrade_progressing", "phases"),
+    ("upgrade_slow", "none"),
+    ("upgrade_failed", "none"),
+    ("upgrade_failed", "health"),
+    ("upgrade_failed", "all"),
+]
+
+
+def _status(name: str) -> dict:
+    return cluster_status(snapshot(name), Settings())
+
+
+@pytest.mark.parametrize("name, details", GOLDEN, ids=[f"{n}-{d}" for n, d in GOLDEN])
+def test_report_matches_its_golden_file(name: str, details: str) -> None:
+    path = FIXTURES / (f"{name}.report" if details == "none" else f"{name}.{details}.report")
+    got = report(_status(name), details) + "\n"
+    if os.environ.get("UPDATE_GOLDEN") == "1":
+        path.write_text(got)
+    assert path.exists(), f"{path.name} is missing: run with UPDATE_GOLDEN=1 to write it"
+    assert got == path.read_text()
+
+
+def test_a_quiet_cluster_says_so_in_one_line() -> None:
+    assert report(_status("quiet")) == "No service is updating."
+
+
+def test_details_add_the_phase_table_the_descriptions_or_both() -> None:
+    status = _status("upgrade_failed")
+    plain, phases, health, full = (report(status, d) for d in ("none", "phases", "health", "all"))
+    assert "TYPE            STATE" in phases and "TYPE" not in plain and "TYPE" not in health
+    assert "Description:" in health and "Reference:" in health and "Description:" not in phases
+    assert full.startswith(phases.split("= Update Health =")[0]) and full.endswith(health.split("= Update Health =")[1])
+    assert "Last log line: db-sync: cannot connect to mariadb:3306" in health
+
+
+def test_unknown_details_are_refused() -> None:
+    with pytest.raises(ValueError, match="details must be one of none, phases, health, all"):
+        report(_status("quiet"), "everything")
+
+
+def test_times_are_relative_to_now_and_a_running_phase_keeps_counting() -> None:
+    status = _status("upgrade_progressing")
+    later = parse_time(status["observedAt"]) + timedelta(seconds=30)
+    text = report(status, "none", later)
+    assert "Duration:        1m15s (Est. Time Remaining: 20s)" in text
+    assert "upgrade Running 1m10s" in text
+    overdue = report(status, "none", later + timedelta(minutes=5))
+    assert "(Est. Time Remaining: overdue)" in overdue
+
+
+def test_the_health_table_orders_and_ages_the_insights() -> None:
+    status = _status("upgrade_failed")
+    lines = report(status).split("= Update Health =\n")[1].splitlines()
+    assert lines[0].split() == ["SINCE", "LEVEL", "IMPACT", "MESSAGE"]
+    assert lines[1].startswith("2m32s  Error  Update Stalled  Job keystone-db-sync failed")
+    assert lines[2].startswith("2m30s  Error  Update Stalled  Phase keystone-upgrade-bbbb2222 (upgrade) failed")

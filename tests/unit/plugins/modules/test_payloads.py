@@ -1,0 +1,92 @@
+"""What each module ships. Ansible sends a module with every module_utils
+file its imports reach, following each import statement wherever it stands
+(a function-level import too), as its dependency finder does; this follows
+them the same way. A module then ships its own adapter and the engine it
+calls, not every other module's."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+from typing import Optional, Set
+
+import pytest
+from support.paths import ROOT
+
+MODULES = ROOT / "plugins" / "modules"
+UTILS = ROOT / "plugins" / "module_utils"
+PREFIX = "ansible_collections.lcm.openstack.plugins.module_utils"
+
+
+def _source(dotted: str) -> Optional[Path]:
+    rel = dotted[len(PREFIX):].lstrip(".").replace(".", "/")
+    for candidate in (UTILS / f"{rel}.py", UTILS / rel / "__init__.py"):
+        if rel and candidate.exists():
+            return candidate
+    return None
+
+
+def _imports(path: Path) -> Set[Path]:
+    found: Set[Path] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        names = []
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith(PREFIX):
+            names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+        elif isinstance(node, ast.Import):
+            names = [a.name for a in node.names if a.name.startswith(PREFIX)]
+        found.update(p for p in map(_source, names) if p is not None)
+    return found
+
+
+def payload(module: str) -> Set[Path]:
+    seen: Set[Path] = set()
+    todo = list(_imports(MODULES / f"{module}.py"))
+    while todo:
+        path = todo.pop()
+        if path not in seen:
+            seen.add(path)
+            todo.extend(_imports(path))
+    return seen
+
+
+def _lines(paths: Set[Path]) -> int:
+    return sum(len(p.read_text(encoding="utf-8").splitlines()) for p in paths)
+
+
+def _names(paths: Set[Path]) -> Set[str]:
+    return {str(p.relative_to(UTILS)) for p in paths}
+
+
+def test_phase_info_ships_a_small_part_of_the_collection() -> None:
+    everything = set(UTILS.rglob("*.py"))
+    shipped = payload("phase_info")
+    assert _lines(shipped) * 4 < _lines(everything), sorted(_names(shipped))
+    engines = {"phase/runner.py", "phase/apply.py", "helm/release.py", "traffic/runner.py", "kube/waiter.py"}
+    assert engines <= _names(everything)
+    assert not _names(shipped) & engines
+
+
+@pytest.mark.parametrize("module, not_shipped", [
+    ("helm_release_info", {"phase/runner.py", "traffic/runner.py", "helm/release.py", "updatestatus/keeper.py"}),
+    ("helm_release", {"phase/runner.py", "traffic/runner.py", "updatestatus/keeper.py", "lifecycle/info.py"}),
+    ("service_lifecycle", {"phase/runner.py", "traffic/runner.py", "helm/release.py", "updatestatus/keeper.py"}),
+    ("update_status", {"phase/runner.py", "traffic/runner.py", "helm/release.py"}),
+    ("phase", {"helm/release.py", "adapter/traffic.py", "adapter/helm_release.py"}),
+])
+def test_a_module_does_not_ship_the_other_modules_engines(module: str, not_shipped: Set[str]) -> None:
+    assert not_shipped <= _names(set(UTILS.rglob("*.py")))  # each name is a file that exists
+    assert not _names(payload(module)) & not_shipped
+
+
+def test_only_the_adapters_import_ansible() -> None:
+    """The engine is tested without Ansible: only adapter/ imports it or kubernetes.core."""
+    offenders = []
+    for path in UTILS.rglob("*.py"):
+        if path.parent.name == "adapter":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [node.module or ""] if isinstance(node, ast.ImportFrom) else \
+                [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if any(n == "ansible" or n.startswith(("ansible.", "ansible_collections.kubernetes")) for n in names):
+                offenders.append(str(path.relative_to(UTILS)))
+    assert offenders == []
