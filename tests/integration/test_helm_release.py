@@ -238,6 +238,28 @@ def test_a_release_stuck_pending_is_reported_with_the_fix_not_cleared(release, d
     assert [h["status"] for h in history] == ["superseded", "pending-upgrade"]
 
 
+def test_a_revision_recorded_failed_after_a_lost_connection_is_one_helm_upgrades_from(release, dyn) -> None:
+    """What helm_release does when its own Helm upgrade lost the apiserver
+    and left the revision pending (helm/interrupted.py): the record it
+    writes (helm/storage.mark_failed) is one real Helm reads and upgrades
+    past, Helm 3 and Helm 4 alike."""
+    from ansible_collections.lcm.openstack.plugins.module_utils.helm import storage
+
+    ok(release())
+    ok(release(values={"replicas": 2}))
+    _set_release_status(dyn, release.namespace, "rel", 2, "pending-upgrade")
+    assert storage.mark_failed(dyn, release.namespace, "rel", 2, "upgrade interrupted: connection reset by peer")
+    assert not storage.mark_failed(dyn, release.namespace, "rel", 2, "again")  # failed now: left alone
+    result = ok(release(values={"replicas": 3}))
+    assert result["changed"] and result["operation"] == "upgrade"
+    history = json.loads(helm_cli(release, "history", "rel", "-o", "json"))
+    # Helm supersedes the failed revision as it does a deployed one; its description stays.
+    assert [(h["revision"], h["status"]) for h in history] == [(1, "superseded"), (2, "superseded"), (3, "deployed")]
+    assert history[1]["description"] == "upgrade interrupted: connection reset by peer"
+    api = dyn.resources.get(api_version="apps/v1", kind="Deployment").get(name="rel-api", namespace=release.namespace)
+    assert api.spec.replicas == 3
+
+
 def test_release_info_masks_values_and_secrets(release) -> None:
     ok(release(values={"replicas": 2, "conf": {"db_password": "info-S3cret-77"}}))
     info = ok(run_module("helm_release_info", {"namespace": release.namespace, "binary_path": release.helm},

@@ -17,10 +17,12 @@ import os
 import re
 import subprocess
 import tempfile
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence
 
+from ansible_collections.lcm.openstack.plugins.module_utils.common import transient
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import yaml
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError, namespace_missing
 from ansible_collections.lcm.openstack.plugins.module_utils.common.redact import Redactor
@@ -28,6 +30,17 @@ from ansible_collections.lcm.openstack.plugins.module_utils.common.redact import
 MIN_VERSION = (3, 8, 0)  # OCI charts without the experimental flag
 # What the apiserver says, through Helm, to a write into a namespace that does not exist.
 _NAMESPACE_NOT_FOUND = re.compile(r'\bnamespaces "([^"]+)" not found')
+# What Helm prints (client-go's words) when its connection to the apiserver
+# broke, or the apiserver could not answer for a moment: nothing about the
+# release. Helm retries none of it itself.
+_CONNECTION_LOST = re.compile(
+    r"connection reset by peer|connection refused|broken pipe|unexpected EOF|[:\s]EOF\s*$|"
+    r"http2: client connection lost|i/o timeout|TLS handshake timeout|use of closed network connection|"
+    r"the server is currently unable to handle the request|etcdserver: request timed out|"
+    r"the server has received too many requests", re.IGNORECASE | re.MULTILINE)
+# Subcommands that only read: run again, with backoff, when the connection broke.
+READS = frozenset({"history", "status", "get", "show", "list", "version"})
+READ_RETRY_SECONDS = 30.0
 # Flags that Helm 4 renamed.
 FLAGS = {
     3: {"atomic": ["--atomic"], "force": ["--force"], "wait": ["--wait"],
@@ -40,6 +53,11 @@ FLAGS = {
 
 class HelmError(PhaseError):
     """Helm failed; `details` holds the command, stdout and stderr (redacted)."""
+
+
+def connection_lost(stderr: str) -> bool:
+    """Helm failed because its connection to the apiserver broke, not on an answer."""
+    return bool(_CONNECTION_LOST.search(stderr or ""))
 
 
 @dataclass
@@ -62,6 +80,22 @@ class Helm:
 
     # -- running -------------------------------------------------------------
     def run(self, args: Sequence[str], check: bool = True, timeout: Optional[float] = None) -> Result:
+        """Run Helm once; a read whose connection broke runs again, within READ_RETRY_SECONDS."""
+        end = time.monotonic() + READ_RETRY_SECONDS
+        attempt = 0
+        while True:
+            result = self._run_once(args, timeout)
+            attempt += 1
+            pause = transient.backoff(attempt)
+            if result.rc == 0 or args[0] not in READS or not connection_lost(result.stderr) \
+                    or time.monotonic() + pause > end:
+                break
+            time.sleep(pause)
+        if check and result.rc != 0:
+            raise self.error(result)
+        return result
+
+    def _run_once(self, args: Sequence[str], timeout: Optional[float]) -> Result:
         command = [self.binary, *args]
         env = dict(os.environ)
         env.update(self.env)
@@ -73,10 +107,7 @@ class Helm:
         except subprocess.TimeoutExpired as exc:
             raise HelmError(f"helm {args[0]} did not finish in {timeout or self.timeout:.0f}s",
                             command=self.redactor.redact(" ".join(command))) from exc
-        result = Result([self.redactor.redact(a) for a in command], proc.returncode, proc.stdout, proc.stderr)
-        if check and result.rc != 0:
-            raise self.error(result)
-        return result
+        return Result([self.redactor.redact(a) for a in command], proc.returncode, proc.stdout, proc.stderr)
 
     def error(self, result: Result, what: str = "") -> HelmError:
         """A HelmError with Helm's output, credentials masked; a namespace

@@ -29,6 +29,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence
 from ansible_collections.lcm.openstack.plugins.module_utils.helm import (
     chart_jobs, history as release_history, keep as release_keep, lease as release_lease, removal as release_removal,
 )
+from ansible_collections.lcm.openstack.plugins.module_utils.helm import interrupted
 from ansible_collections.lcm.openstack.plugins.module_utils.kube import diagnose
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.history import history_entries, summary
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.render import masked_manifest
@@ -73,6 +74,7 @@ class ReleaseManager:
         self.helm, self.req, self.dyn, self.check_mode = helm, req, dyn, check_mode
         self.helm.redactor.add_values(req.values)
         self.commands: List[str] = []
+        self.notes: List[str] = []  # said as warnings: what was recovered from
         self.extra: Dict[str, Any] = {}
         # Another run on the release is refused by a Lease (helm/lease.py).
         self.guard = release_lease.ReleaseGuard(dyn, req.namespace, req.name) if dyn is not None else None
@@ -343,7 +345,7 @@ class ReleaseManager:
 
     @property
     def warnings(self) -> List[str]:
-        return self.guard.warnings if self.guard is not None else []
+        return (self.guard.warnings if self.guard is not None else []) + self.notes
 
     def _exclusive(self, operation: str, history: List[Dict[str, Any]]) -> Any:
         """Hold the release's Lease around the Helm command that changes it."""
@@ -360,10 +362,21 @@ class ReleaseManager:
             raise HelmError(held or stuck, status=summary(self.req.name, self.req.namespace, history))
 
     def _run(self, args: List[str], what: str = "") -> None:
-        result = self.helm.run(args, check=False)
-        self.commands.append(" ".join(result.command))
-        if result.rc != 0:
-            raise self.helm.error(result, what)
+        """Run a changing Helm command; one whose connection broke runs again (helm/interrupted.py)."""
+        for attempt in range(1, interrupted.ATTEMPTS + 1):
+            result = self.helm.run(args, check=False)
+            self.commands.append(" ".join(result.command))
+            if result.rc == 0:
+                return
+            why = None if attempt == interrupted.ATTEMPTS else interrupted.again(
+                result, lambda: self.helm.history(self.req.name, self.req.namespace), self.dyn, self.req.name,
+                self.req.namespace, self.helm.redactor.redact)
+            if why is None:
+                break
+            self.notes.append(f"{what or 'helm ' + args[0]} lost its connection to the apiserver "
+                              f"({interrupted.last_line(self.helm.redactor.redact(result.stderr))}); {why}; "
+                              "ran it again")
+        raise self.helm.error(result, what)
 
     def _diff(self, before: str, after: str) -> Dict[str, str]:
         return {"before_header": f"{self.req.name} (deployed)", "after_header": f"{self.req.name} (rendered)",

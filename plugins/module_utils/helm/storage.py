@@ -57,3 +57,45 @@ def deployed(dyn: Any, namespace: str, release: str) -> Optional[Deployed]:
                     chart_version=str(metadata.get("version") or ""),
                     app_version=str(metadata.get("appVersion") or ""),
                     values=record.get("config") or {})
+
+
+PENDING = ("pending-install", "pending-upgrade", "pending-rollback")
+
+
+def encode(record: Dict[str, Any]) -> str:
+    """`data.release` for a record: the inverse of decode (gzip, Helm's base64, the Secret's base64)."""
+    inner = base64.b64encode(gzip.compress(json.dumps(record, separators=(",", ":")).encode()))
+    return base64.b64encode(inner).decode()
+
+
+def mark_failed(dyn: Any, namespace: str, release: str, revision: int, description: str) -> bool:
+    """Record a pending revision as failed, as Helm itself does when an
+    operation fails, so that Helm acts on the release again.
+
+    Only for a revision whose operation is known to have ended: its Helm
+    process exited, having lost its connection to the apiserver before it
+    wrote the outcome (the run holds the release's Lease, so nothing else is
+    working on it). The write carries the Secret's resourceVersion: if the
+    record changed meanwhile, it is not overwritten. Returns False when the
+    revision is not pending (or not stored as a Secret), and nothing changed."""
+    secrets = dyn.resources.get(api_version="v1", kind="Secret")
+    name = f"sh.helm.release.v1.{release}.v{revision}"
+    try:
+        secret = secrets.get(name=name, namespace=namespace).to_dict()
+    except DynamicApiError as exc:
+        if getattr(exc, "status", None) == 404:
+            return False
+        raise api_error(exc, "get", "secrets", namespace) from exc
+    record = decode((secret.get("data") or {}).get("release", ""))
+    info = record.setdefault("info", {})
+    if info.get("status") not in PENDING:
+        return False
+    info["status"], info["description"] = "failed", description
+    body = {"metadata": {"name": name, "resourceVersion": secret["metadata"]["resourceVersion"],
+                         "labels": {"status": "failed"}},
+            "data": {"release": encode(record)}}
+    try:
+        secrets.patch(body=body, namespace=namespace, content_type="application/merge-patch+json")
+    except DynamicApiError as exc:
+        raise api_error(exc, "patch", "secrets", namespace) from exc
+    return True
