@@ -57,6 +57,7 @@ from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Seq
 
 from ansible.errors import AnsibleError
 from ansible.plugins.callback import CallbackBase
+from ansible_collections.lcm.openstack.plugins.module_utils.common.tables import aligned, widths
 from ansible_collections.lcm.openstack.plugins.module_utils.common.timefmt import duration_or_dash
 
 PHASE = "lcm.openstack.phase"
@@ -166,15 +167,12 @@ def format_tables(rows: Sequence[Row]) -> str:
     for row in rows:
         services.setdefault((row.namespace, row.service), []).append(row)
     cells = [(r.type, r.result, format_duration(r.duration), r.name) for r in rows]
-    widths = [max(len(c[i]) for c in [HEADER] + cells) for i in range(len(HEADER))]
-
-    def line(values: Sequence[str]) -> str:
-        return "  ".join(v.ljust(w) for v, w in zip(values, widths)).rstrip()
+    same = widths([HEADER] + cells)  # the services' tables line up as one
 
     blocks = []
     for (namespace, service), own in services.items():
-        lines = [f"{service} ({namespace})" if namespace else service, line(HEADER)]
-        lines += [line((r.type, r.result, format_duration(r.duration), r.name)) for r in own]
+        lines = [f"{service} ({namespace})" if namespace else service]
+        lines += aligned([HEADER] + [(r.type, r.result, format_duration(r.duration), r.name) for r in own], same)
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
 

@@ -19,6 +19,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import NotFoundError
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.tables import aligned
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.record import Lifecycle
 from ansible_collections.lcm.openstack.plugins.module_utils.common.timefmt import duration_or_dash, now_text as now, seconds_between
 
@@ -121,7 +122,6 @@ def report(record: Dict[str, Any]) -> str:
     service = (record.get("spec") or {}).get("service") or record["metadata"]["name"]
     table = [("PHASE", "RESULT", "DURATION", "PHASE RESOURCE")]
     table += [(r["phase"], r["result"], duration_or_dash(r["duration_seconds"]), r["name"]) for r in rows(record)]
-    widths = [max(len(str(row[i])) for row in table) for i in range(4)]
     where = f"{service} ({record['metadata'].get('namespace')})"
     state = status.get("state") or "unknown"
     if not flow:
@@ -129,7 +129,7 @@ def report(record: Dict[str, Any]) -> str:
         return f"{where}: no flow recorded yet; service {state}{', version ' + version if version else ''}"
     lines = [f"{where}: {flow.get('name')} flow {flow.get('state') or 'not ended'}, {_versions(flow)}; "
              f"service {state}"]
-    lines += ["  ".join(str(v).ljust(w) for v, w in zip(row, widths)).rstrip() for row in table]
+    lines += aligned(table)
     if len(table) == 1:
         lines.append("(no phase ran)")
     total = seconds_between(flow.get("startedAt"), flow.get("completedAt"))

@@ -16,6 +16,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence
 from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.insights.base import (
     INFO,
 )
+from ansible_collections.lcm.openstack.plugins.module_utils.common.tables import aligned
 from ansible_collections.lcm.openstack.plugins.module_utils.common.timefmt import duration, parse_time, seconds, utcnow
 
 DETAILS = ("none", "phases", "health", "all")
@@ -68,7 +69,7 @@ def _section(entry: Mapping[str, Any], with_phases: bool, now: datetime, observe
         rows += [(p.get("type", "?"), p.get("state", "Pending"),
                   _phase_took(p, now, observed) if p.get("state") != "Pending" else "-", p.get("name") or "-")
                  for p in phases]
-        lines += [""] + table(rows)
+        lines += [""] + aligned(rows)
     return lines
 
 
@@ -77,14 +78,14 @@ def health(insights: Sequence[Mapping[str, Any]], with_details: bool, now: datet
     and reference under its row."""
     lines = ["= Update Health ="]
     if not insights:
-        return lines + table([("SINCE", "LEVEL", "IMPACT", "MESSAGE"), ("-", INFO, "None", "all healthy")])
+        return lines + aligned([("SINCE", "LEVEL", "IMPACT", "MESSAGE"), ("-", INFO, "None", "all healthy")])
     rows = [("SINCE", "LEVEL", "IMPACT", "MESSAGE")]
     for insight in insights:
         impact = insight.get("impact") or {}
         started = parse_time(insight.get("startedAt"))
         rows.append((duration(seconds(now - started)) if started else "-", impact.get("level", "?"),
                      impact.get("type", "?"), impact.get("summary", "")))
-    formatted = table(rows)
+    formatted = aligned(rows)
     if not with_details:
         return lines + formatted
     lines.append(formatted[0])
@@ -109,11 +110,6 @@ def _insight_details(insight: Mapping[str, Any]) -> List[str]:
     if reference:
         out.append(f"  Reference:   {reference}")
     return out
-
-
-def table(rows: Sequence[Sequence[str]]) -> List[str]:
-    widths = [max(len(str(r[i])) for r in rows) for i in range(len(rows[0]))]
-    return ["  ".join(str(v).ljust(w) for v, w in zip(row, widths)).rstrip() for row in rows]
 
 
 def _line(label: str, value: str) -> str:
