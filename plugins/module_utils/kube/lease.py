@@ -26,8 +26,9 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, Dict, Mapping, Optional
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common import transient
-from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import ConflictError, DynamicApiError, NotFoundError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import ConflictError, DynamicApiError
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError, api_error
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.objects import get_or_none
 
 API_VERSION, KIND = "coordination.k8s.io/v1", "Lease"
 DURATION = 60  # seconds without renewal after which a holder is taken to be gone
@@ -222,12 +223,7 @@ class Lease:
                          "leaseTransitions": transitions}}
 
     def _get(self) -> Optional[Dict[str, Any]]:
-        try:
-            return transient.retry(lambda: self.res.get(name=self.name, namespace=self.namespace).to_dict())
-        except NotFoundError:
-            return None
-        except DynamicApiError as exc:
-            raise api_error(exc, "get", "leases", self.namespace) from exc
+        return get_or_none(self.res, self.name, self.namespace)
 
     def _replace(self, lease: Dict[str, Any], body: Dict[str, Any]) -> None:
         """Write with the resourceVersion read: two runs cannot both win."""

@@ -14,8 +14,9 @@ import functools
 from typing import Any, Callable, Dict, Optional, Sequence
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common import transient
-from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import ConflictError, DynamicApiError, NotFoundError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import ConflictError, DynamicApiError
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.crd import lcm_resource
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.objects import get_or_none
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError, api_error
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import (
     API_VERSION, FAILED, FIELD_MANAGER, LABEL_SERVICE, LIFECYCLE_KIND, RUNNING_STATE, SUCCEEDED,
@@ -59,10 +60,7 @@ class Lifecycle:
         return f"{flow.get('name')}/{flow.get('startedAt')}" if flow.get("state") == "Running" else ""
 
     def get(self) -> Optional[Dict[str, Any]]:
-        try:
-            return transient.retry(lambda: self.res.get(name=self.service, namespace=self.namespace).to_dict())
-        except NotFoundError:
-            return None
+        return get_or_none(self.res, self.service, self.namespace)
 
     def phase_started(self, phase: Dict[str, Any]) -> None:
         name, ptype = phase["metadata"]["name"], phase["spec"]["type"]

@@ -10,14 +10,15 @@ The backends write under a field manager of their own, not the engine's
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List
 
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.apply import _reason
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import (
-    DynamicApiError, NotFoundError, ResourceNotFoundError,
+    DynamicApiError, ResourceNotFoundError,
 )
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import ObjectNotFound, PhaseError, api_error
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import FIELD_MANAGER, GROUP
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.objects import get_or_none
 
 TRAFFIC_MANAGER = f"{FIELD_MANAGER}-traffic"
 BACKENDS = ("service_selector", "ingress_canary", "openshift_route")
@@ -64,7 +65,7 @@ def own_selector(selector: Dict[str, str]) -> Dict[str, str]:
 
 def live_selector(services: Any, name: str, namespace: str) -> Dict[str, str]:
     """The selector of a Service, which must exist and select pods."""
-    svc = get(services, name, namespace)
+    svc = get_or_none(services, name, namespace)
     if svc is None:
         raise ObjectNotFound(f"Service {name} not found in namespace {namespace}", namespace)
     selector = dict((svc.get("spec") or {}).get("selector") or {})
@@ -80,15 +81,6 @@ def resource(dyn: Any, api_version: str, kind: str, hint: str = "") -> Any:
     except ResourceNotFoundError as exc:
         raise PhaseError(f"the cluster does not serve {kind} in {api_version}"
                          + (f"; {hint}" if hint else "")) from exc
-
-
-def get(res: Any, name: str, namespace: str) -> Optional[Dict[str, Any]]:
-    try:
-        return res.get(name=name, namespace=namespace).to_dict()
-    except NotFoundError:
-        return None
-    except DynamicApiError as exc:
-        raise api_error(exc, "get", res.name, namespace) from exc
 
 
 def apply(res: Any, body: Dict[str, Any], namespace: str, dry_run: bool = False) -> Dict[str, Any]:

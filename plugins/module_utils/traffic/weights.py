@@ -21,7 +21,8 @@ from typing import Any, Dict, List, Optional, Union
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import ObjectNotFound, PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import LABEL_SERVICE
-from ansible_collections.lcm.openstack.plugins.module_utils.traffic.backends import Plan, apply, get, resource
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.objects import get_or_none
+from ansible_collections.lcm.openstack.plugins.module_utils.traffic.backends import Plan, apply, resource
 
 CANARY = "nginx.ingress.kubernetes.io/canary"
 CANARY_WEIGHT = "nginx.ingress.kubernetes.io/canary-weight"
@@ -126,12 +127,12 @@ class IngressCanary(WeightBackend):
         return canary_backend(self.live)
 
     def load(self) -> None:
-        primary = get(self.res, self.req.ingress, self.req.namespace)
+        primary = get_or_none(self.res, self.req.ingress, self.req.namespace)
         if primary is None:
             raise ObjectNotFound(f"Ingress {self.req.ingress} not found in namespace {self.req.namespace}",
                                  self.req.namespace)
         self.primary = primary
-        self.live = get(self.res, self.name, self.req.namespace)
+        self.live = get_or_none(self.res, self.name, self.req.namespace)
 
     def weight(self) -> int:
         return ingress_weight(self.live)
@@ -216,7 +217,7 @@ class RouteWeights(WeightBackend):
         return self.req.route
 
     def load(self) -> None:
-        self.live = get(self.res, self.name, self.req.namespace)
+        self.live = get_or_none(self.res, self.name, self.req.namespace)
         if self.live is None:
             # Discovery is cached (in a file shared by processes): a Route CRD
             # removed since answers 404 too. Ask again before blaming the name.

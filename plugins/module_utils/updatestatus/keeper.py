@@ -21,8 +21,9 @@ from datetime import datetime, timezone
 from typing import Any, Dict, List, Optional
 
 from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.assessment import cluster_status
-from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import DynamicApiError, NotFoundError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import DynamicApiError
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.crd import lcm_resource
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.objects import get_or_none
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError, api_error, is_authorization_denial
 from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.insights import Settings, Snapshot
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import (
@@ -101,12 +102,7 @@ class StatusKeeper:
         return items
 
     def _current(self) -> Optional[Dict[str, Any]]:
-        try:
-            return self.res.get(name=NAME).to_dict()
-        except NotFoundError:
-            return None
-        except DynamicApiError as exc:
-            raise api_error(exc, "get", "updatestatuses", None) from exc
+        return get_or_none(self.res, NAME)
 
     # -- writing -------------------------------------------------------------
     def _write(self, status: Dict[str, Any], create: bool) -> None:

@@ -118,3 +118,26 @@ def test_a_blip_on_the_record_is_retried_not_raised() -> None:
     Lifecycle(_Dyn(records), "openstack", "keystone", "keystone").phase_ended(_phase("test", "Failed"))
     assert records.resets == {"get": 0, "replace": 0}
     assert records.record["status"]["state"] == "Failed"
+
+
+class _Denied(_Records):
+    def get(self, name: str, namespace: str) -> _Obj:
+        import json
+
+        from kubernetes.client.exceptions import ApiException
+        from kubernetes.dynamic.exceptions import api_exception
+        exc = ApiException(status=403, reason="Forbidden")
+        exc.headers = {"Audit-Id": "5c1f"}
+        exc.body = json.dumps({"kind": "Status", "code": 403, "reason": "Forbidden",
+                               "message": 'servicelifecycles "keystone" is forbidden'}).encode()
+        raise api_exception(exc)
+
+
+def test_a_denied_read_is_said_with_what_was_denied_not_raised_raw() -> None:
+    """Lifecycle.get caught only NotFound: a 403 escaped with its HTTP headers.
+    It reads through kube/objects.get_or_none now, as every record does."""
+    from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+    lifecycle = Lifecycle(_Dyn(_Denied({})), "openstack", "keystone", "keystone")
+    with pytest.raises(PhaseError) as raised:
+        lifecycle.get()
+    assert "servicelifecycles" in str(raised.value) and "Audit-Id" not in str(raised.value)

@@ -1,0 +1,74 @@
+"""plugins/module_utils/kube/objects.py: one object, None when it does not
+exist, any other answer worded with what was being done."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Dict, List
+
+import pytest
+
+from ansible_collections.lcm.openstack.plugins.module_utils.common import transient
+from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import DynamicApiError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.objects import get_or_none
+
+
+def _api_error(status: int, reason: str, message: str) -> Exception:
+    from kubernetes.client.exceptions import ApiException
+    from kubernetes.dynamic.exceptions import api_exception
+
+    exc = ApiException(status=status, reason=reason)
+    exc.body = json.dumps({"kind": "Status", "status": "Failure", "message": message, "reason": reason,
+                           "code": status}).encode()
+    return api_exception(exc)
+
+
+class _Res:
+    name = "servicelifecycles"
+
+    def __init__(self, answers: List[Any]) -> None:
+        self.answers, self.asked = list(answers), []  # type: ignore[var-annotated]
+
+    def get(self, name: str, namespace: Any = None) -> Any:
+        self.asked.append((name, namespace))
+        answer = self.answers.pop(0)
+        if isinstance(answer, BaseException):
+            raise answer
+
+        class _R:
+            def to_dict(self) -> Dict[str, Any]:
+                return answer
+        return _R()
+
+
+@pytest.fixture(autouse=True)
+def no_pause(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = transient.retry
+    monkeypatch.setattr(transient, "retry", lambda call, budget=60.0: real(call, budget, sleep=lambda _s: None))
+
+
+def test_an_object_that_exists_is_returned_as_a_dict() -> None:
+    res = _Res([{"metadata": {"name": "keystone"}}])
+    assert get_or_none(res, "keystone", "openstack") == {"metadata": {"name": "keystone"}}
+    assert res.asked == [("keystone", "openstack")]
+
+
+def test_not_found_is_none() -> None:
+    assert get_or_none(_Res([_api_error(404, "NotFound", 'servicelifecycles "keystone" not found')]),
+                       "keystone", "openstack") is None
+
+
+def test_a_denial_is_worded_with_the_verb_and_the_resource() -> None:
+    denied = _api_error(403, "Forbidden", 'servicelifecycles.lifecycle.openstack.org "keystone" is forbidden: '
+                        'User "system:serviceaccount:openstack:runner" cannot get resource "servicelifecycles"')
+    assert isinstance(denied, DynamicApiError)
+    with pytest.raises(PhaseError) as raised:
+        get_or_none(_Res([denied]), "keystone", "openstack")
+    assert "get servicelifecycles" in str(raised.value) and "openstack" in str(raised.value)
+
+
+def test_a_dropped_connection_is_read_again() -> None:
+    res = _Res([ConnectionResetError(104, "Connection reset by peer"), {"metadata": {"name": "keystone"}}])
+    assert get_or_none(res, "keystone", "openstack") == {"metadata": {"name": "keystone"}}
+    assert len(res.asked) == 2
