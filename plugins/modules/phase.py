@@ -179,10 +179,10 @@ options:
     type: str
     choices: [present, absent]
     default: present
-  helm_binary:
+  binary_path:
     description: Path of Helm 3 or Helm 4. Defaults to E(HELM_BIN), then C(helm) on PATH.
     type: path
-    aliases: [binary_path]
+    aliases: [helm_binary]
   upgrade:
     description: Options of an upgrade phase.
     type: dict
@@ -508,8 +508,8 @@ deleted:
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.common import auth_argument_spec, source_options
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.phase import run_phase
+from ansible_collections.lcm.openstack.plugins.module_utils.common.model import PHASE_TYPES
 
-PHASE_TYPES = ["install", "test", "upgrade", "rollback", "uninstall", "trafficdrain", "trafficrollout"]
 MISSING_JOB = dict(type="str", choices=["fail", "warn"])
 BACKUP = dict(type="dict", options=dict(cronjob=dict(type="str"), namespace=dict(type="str"),
                                         database=dict(type="str"), node=dict(type="str")))
@@ -517,7 +517,7 @@ BACKUP = dict(type="dict", options=dict(cronjob=dict(type="str"), namespace=dict
 
 def argument_spec():
     spec = dict(
-        type=dict(type="str", required=True, choices=PHASE_TYPES),
+        type=dict(type="str", required=True, choices=list(PHASE_TYPES)),
         service=dict(type="str", required=True),
         release=dict(type="str"),
         namespace=dict(type="str", required=True),
@@ -530,7 +530,7 @@ def argument_spec():
             threshold=dict(type="int", default=3), unschedulable_grace=dict(type="int", default=60))),
         wait=dict(type="bool", default=True),
         state=dict(type="str", default="present", choices=["present", "absent"]),
-        helm_binary=dict(type="path", aliases=["binary_path"]),
+        binary_path=dict(type="path", aliases=["helm_binary"]),
         upgrade=dict(type="dict", options=dict(
             backup_database=dict(type="bool"), backup_timeout=dict(type="int"), backup=BACKUP,
             missing_job=MISSING_JOB)),

@@ -83,14 +83,14 @@ lifecycles:
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.common import auth_argument_spec
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.phase_info import run_phase_info
+from ansible_collections.lcm.openstack.plugins.module_utils.common.model import PHASE_TYPES
 
 
 def main():
     spec = dict(
         namespace=dict(type="str"),
         service=dict(type="str"),
-        type=dict(type="str", choices=["install", "test", "upgrade", "rollback", "uninstall",
-                                       "trafficdrain", "trafficrollout"]),
+        type=dict(type="str", choices=list(PHASE_TYPES)),
         state=dict(type="str", choices=["Pending", "Running", "Succeeded", "Failed"]),
         name=dict(type="str"),
     )

@@ -30,7 +30,7 @@ def request_from_params(params: Dict[str, Any]) -> PhaseRequest:
         release_revision=params.get("release_revision"),
         blocks={b: params.get(b) for b in BLOCK_NAMES},
         timeout=params.get("timeout") or 600, wait=params.get("wait", True),
-        helm_binary=params.get("helm_binary"))
+        helm_binary=params.get("binary_path"))
 
 
 @reported

@@ -103,7 +103,7 @@ class Helm:
             proc = subprocess.run(command, capture_output=True, text=True, env=env, check=False,
                                   timeout=timeout or self.timeout)
         except FileNotFoundError as exc:
-            raise HelmError(f"helm binary {self.binary} not found; set helm_binary or HELM_BIN") from exc
+            raise HelmError(f"helm binary {self.binary} not found; set binary_path (helm_binary) or HELM_BIN") from exc
         except subprocess.TimeoutExpired as exc:
             raise HelmError(f"helm {args[0]} did not finish in {timeout or self.timeout:.0f}s",
                             command=self.redactor.redact(" ".join(command))) from exc
@@ -252,6 +252,6 @@ def find_helm(helm_binary: Optional[str], env: Mapping[str, str]) -> str:
     if not candidate or not (os.path.isfile(candidate) and os.access(candidate, os.X_OK)):
         raise HelmError(
             f"helm binary not found ({candidate or 'helm is not on PATH'}); "
-            "set the helm_binary option or the HELM_BIN environment variable "
+            "set the binary_path option (alias helm_binary) or the HELM_BIN environment variable "
             "to the path of Helm 3 or Helm 4")
     return candidate

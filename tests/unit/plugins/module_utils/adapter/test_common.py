@@ -49,7 +49,7 @@ VALUES = yaml.safe_load((UNIT_FIXTURES / "release" / "echoed_values.yaml").read_
 def _phase_params(values: Dict[str, Any]) -> Dict[str, Any]:
     return {"type": "install", "service": "keystone", "release": None, "namespace": "openstack", "name": None,
             "target_version": None, "source": {"chart": "oci://registry.example/keystone", "values": values},
-            "release_revision": None, "timeout": 600, "wait": True, "helm_binary": None, "state": "present",
+            "release_revision": None, "timeout": 600, "wait": True, "binary_path": None, "state": "present",
             "upgrade": None, "rollback": None, "uninstall": None, "test": None, "traffic": None, "failure": {}}
 
 

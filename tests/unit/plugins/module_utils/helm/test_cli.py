@@ -163,7 +163,8 @@ def test_uninstall_of_a_missing_release_changes_nothing(tmp_path: Path) -> None:
 
 def test_helm_binary_resolution_names_both_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))
-    with pytest.raises(HelmError, match="set the helm_binary option or the HELM_BIN environment variable"):
+    with pytest.raises(HelmError, match=r"set the binary_path option \(alias helm_binary\) or the HELM_BIN "
+                                        r"environment variable"):
         helm_mod.find_helm(None, {})
 
 

@@ -262,7 +262,7 @@ def test_find_helm_not_found(empty_path: Path) -> None:
     with pytest.raises(PhaseError) as err:
         helm.find_helm(None, {})
     msg = str(err.value)
-    assert "helm_binary" in msg and "HELM_BIN" in msg
+    assert "binary_path" in msg and "HELM_BIN" in msg
     assert "helm is not on PATH" in msg
 
 
@@ -279,7 +279,7 @@ def test_find_helm_unusable_option_is_named(how: str, tmp_path: Path, empty_path
         helm.find_helm(str(candidate), {})
     msg = str(err.value)
     assert str(candidate) in msg
-    assert "helm_binary" in msg and "HELM_BIN" in msg
+    assert "binary_path" in msg and "HELM_BIN" in msg
 
 
 def test_find_helm_unusable_env_is_named(tmp_path: Path, empty_path: Path) -> None:
