@@ -506,7 +506,9 @@ deleted:
 """
 
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
-from ansible_collections.lcm.openstack.plugins.module_utils.adapter.common import auth_argument_spec, source_options
+from ansible_collections.lcm.openstack.plugins.module_utils.adapter.common import (
+    auth_argument_spec, source_options, service_argument_spec,
+)
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.phase import run_phase
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import PHASE_TYPES
 
@@ -518,8 +520,6 @@ BACKUP = dict(type="dict", options=dict(cronjob=dict(type="str"), namespace=dict
 def argument_spec():
     spec = dict(
         type=dict(type="str", required=True, choices=list(PHASE_TYPES)),
-        service=dict(type="str", required=True),
-        release=dict(type="str"),
         namespace=dict(type="str", required=True),
         name=dict(type="str"),
         target_version=dict(type="str"),
@@ -545,6 +545,7 @@ def argument_spec():
             steps=dict(type="list", elements="int"),
             drain_grace_seconds=dict(type="int"))),
     )
+    spec.update(service_argument_spec())
     spec.update(auth_argument_spec())
     return spec
 

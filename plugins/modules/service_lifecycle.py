@@ -160,7 +160,9 @@ report:
 """
 
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
-from ansible_collections.lcm.openstack.plugins.module_utils.adapter.common import auth_argument_spec
+from ansible_collections.lcm.openstack.plugins.module_utils.adapter.common import (
+    auth_argument_spec, service_argument_spec,
+)
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.service_lifecycle import run_service_lifecycle
 
 STATES = ["Planning", "Installing", "Testing", "Operational", "Draining", "Upgrading", "RollingBack",
@@ -169,8 +171,6 @@ STATES = ["Planning", "Installing", "Testing", "Operational", "Draining", "Upgra
 
 def argument_spec():
     spec = dict(
-        service=dict(type="str", required=True),
-        release=dict(type="str"),
         namespace=dict(type="str", required=True),
         depends_on=dict(type="list", elements="str"),
         require_dependencies=dict(type="bool", default=True),
@@ -185,6 +185,7 @@ def argument_spec():
             result=dict(type="str", choices=["Succeeded", "Failed", "RolledBack"]),
         )),
     )
+    spec.update(service_argument_spec())
     spec.update(auth_argument_spec())
     return spec
 

@@ -316,15 +316,15 @@ message:
 """
 
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
-from ansible_collections.lcm.openstack.plugins.module_utils.adapter.common import auth_argument_spec, source_options
+from ansible_collections.lcm.openstack.plugins.module_utils.adapter.common import (
+    auth_argument_spec, source_options, service_argument_spec,
+)
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.traffic import run
 
 
 def argument_spec():
     spec = dict(
         action=dict(type="str", required=True, choices=["drain", "rollout"]),
-        service=dict(type="str", required=True),
-        release=dict(type="str"),
         namespace=dict(type="str", required=True),
         target_version=dict(type="str"),
         backend=dict(type="str", default="service_selector",
@@ -351,6 +351,7 @@ def argument_spec():
         timeout=dict(type="int", default=300),
         drain_grace_seconds=dict(type="int"),
     )
+    spec.update(service_argument_spec())
     spec.update(auth_argument_spec())
     return spec
 

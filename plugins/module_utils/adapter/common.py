@@ -19,6 +19,11 @@ def auth_argument_spec() -> Dict[str, Any]:
     return copy.deepcopy(AUTH_ARG_SPEC)
 
 
+def service_argument_spec() -> Dict[str, Any]:
+    """The service a lifecycle module acts on; documented by the lcm.openstack.service doc fragment."""
+    return dict(service=dict(type="str", required=True), release=dict(type="str"))
+
+
 def helm_argument_spec() -> Dict[str, Any]:
     """kubernetes.core's Helm connection options, plus what every Helm module here takes."""
     spec = copy.deepcopy(HELM_AUTH_ARG_SPEC)

@@ -79,4 +79,3 @@ def test_anything_but_a_pending_revision_is_left_alone(stored: Optional[Dict[str
     secrets = _Secrets(stored)
     assert not storage.mark_failed(_Dyn(secrets), "openstack", "keystone", 2, "connection lost")
     assert secrets.patches == []
-
