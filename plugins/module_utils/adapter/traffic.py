@@ -13,7 +13,9 @@ from ansible_collections.lcm.openstack.plugins.module_utils.adapter.common impor
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.connection import client, reported
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.phase import request_from_params
 from ansible_collections.lcm.openstack.plugins.module_utils.common.redact import Redactor
-from ansible_collections.lcm.openstack.plugins.module_utils.traffic.runner import Check, TrafficRequest, TrafficRunner
+from ansible_collections.lcm.openstack.plugins.module_utils.traffic.check import Check
+from ansible_collections.lcm.openstack.plugins.module_utils.traffic.request import TrafficRequest
+from ansible_collections.lcm.openstack.plugins.module_utils.traffic.runner import TrafficRunner
 from ansible_collections.lcm.openstack.plugins.module_utils.traffic.check import masked_url
 
 

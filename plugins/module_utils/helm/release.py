@@ -36,7 +36,8 @@ from ansible_collections.lcm.openstack.plugins.module_utils.helm.render import m
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import yaml
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.cli import Helm, HelmError, merge_values
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.render import parse_manifest
-from ansible_collections.lcm.openstack.plugins.module_utils.kube.waiter import Target, wait_for
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.tracker import Target
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.waiter import wait_for
 
 
 @dataclass

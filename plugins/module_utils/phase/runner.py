@@ -43,7 +43,8 @@ from ansible_collections.lcm.openstack.plugins.module_utils.phase.spec import (
     PhaseRequest, build_spec, phase_body, spec_hash,
 )
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.stop import stop_jobs
-from ansible_collections.lcm.openstack.plugins.module_utils.kube.waiter import Target, wait_for
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.tracker import Target
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.waiter import wait_for
 
 DRY_RUN_UID = "00000000-0000-0000-0000-000000000000"
 

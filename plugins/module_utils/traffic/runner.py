@@ -23,8 +23,7 @@ from __future__ import annotations
 import dataclasses
 import time
 import urllib.parse
-from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional, Sequence, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.apply import delete_and_wait
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import DynamicApiError
@@ -43,106 +42,16 @@ from ansible_collections.lcm.openstack.plugins.module_utils.common.redact import
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.spec import (
     PhaseRequest, Source, build_spec, digest, phase_body, spec_hash,
 )
-from ansible_collections.lcm.openstack.plugins.module_utils.traffic.check import URL_CHECK_TIMEOUT, Check, http_check
-from ansible_collections.lcm.openstack.plugins.module_utils.traffic.backends import (
-    ACTIONS, BACKENDS, SELECTOR_MODES, Plan,
-)
+from ansible_collections.lcm.openstack.plugins.module_utils.traffic.check import URL_CHECK_TIMEOUT, http_check
+from ansible_collections.lcm.openstack.plugins.module_utils.traffic.backends import Plan
 from ansible_collections.lcm.openstack.plugins.module_utils.traffic.gate import GateBackend
+from ansible_collections.lcm.openstack.plugins.module_utils.traffic.request import TrafficRequest
 from ansible_collections.lcm.openstack.plugins.module_utils.traffic.selector import (
     SelectorBackend, endpoints_out,
 )
 from ansible_collections.lcm.openstack.plugins.module_utils.traffic.weights import IngressCanary, RouteWeights
 
-DEFAULT_GRACE = {"service_selector": 0, "ingress_canary": 30, "openshift_route": 30}
 TEST_PHASE_TIMEOUT = 600
-
-
-@dataclass
-class TrafficRequest:
-    action: str
-    service: str
-    release: str
-    namespace: str
-    backend: str = "service_selector"
-    target_version: str = ""
-    # service_selector
-    selector_service: Optional[str] = None
-    selector_mode: str = "gate"
-    selector_label: str = "track"
-    track: Optional[str] = None
-    fallback_track: Optional[str] = None
-    min_ready: int = 1
-    # ingress_canary and openshift_route
-    ingress: Optional[str] = None
-    route: Optional[str] = None
-    canary_service: Optional[str] = None
-    canary_port: Union[int, str, None] = None
-    steps: Sequence[int] = (10, 50, 100)
-    pause_seconds: int = 0
-    check: Optional[Check] = None
-    timeout: int = 300
-    drain_grace_seconds: Optional[int] = None
-
-    @property
-    def phase_type(self) -> str:
-        return f"traffic{self.action}"
-
-    @property
-    def target(self) -> Optional[str]:
-        """The object whose traffic moves: Service, primary Ingress or Route."""
-        return {"service_selector": self.selector_service, "ingress_canary": self.ingress,
-                "openshift_route": self.route}.get(self.backend)
-
-    @property
-    def grace(self) -> int:
-        return DEFAULT_GRACE.get(self.backend, 0) if self.drain_grace_seconds is None else self.drain_grace_seconds
-
-    @property
-    def check_summary(self) -> Optional[str]:
-        return self.check.summary if self.check else None
-
-    def validate(self) -> None:
-        if self.action not in ACTIONS:
-            raise PhaseError(f"unknown action {self.action!r}; use drain or rollout")
-        if self.backend not in BACKENDS:
-            raise PhaseError(f"unknown backend {self.backend!r}; use one of {', '.join(BACKENDS)}")
-        option = {"service_selector": "selector_service", "ingress_canary": "ingress",
-                  "openshift_route": "route"}[self.backend]
-        if not self.target:
-            raise PhaseError(f"{option} is required with backend {self.backend}")
-        for name, value in (("pause_seconds", self.pause_seconds), ("min_ready", self.min_ready),
-                            ("drain_grace_seconds", self.grace)):
-            if value < 0:
-                raise PhaseError(f"{name} must not be negative")
-        if self.timeout < 1:
-            raise PhaseError("timeout must be at least 1")
-        if self.backend == "service_selector":
-            self._validate_selector()
-        elif self.action == "rollout":
-            self._validate_weights()
-
-    def _validate_selector(self) -> None:
-        if self.selector_mode not in SELECTOR_MODES:
-            raise PhaseError(f"unknown selector_mode {self.selector_mode!r}; use gate or track")
-        if self.selector_mode == "gate":
-            if self.fallback_track:
-                raise PhaseError("fallback_track applies to selector_mode track; a gate drain sends the traffic "
-                                 "nowhere until the rollout")
-        elif self.action == "rollout" and not self.track:
-            raise PhaseError("track is required to roll out with backend service_selector: the value of "
-                             f"{self.selector_label} that the pods to get traffic carry")
-        if self.check is not None:
-            raise PhaseError("check applies to the weight backends (ingress_canary, openshift_route); "
-                             "backend service_selector checks the EndpointSlices")
-
-    def _validate_weights(self) -> None:
-        if not self.canary_service:
-            raise PhaseError(f"canary_service is required to roll out with backend {self.backend}")
-        steps = list(self.steps)
-        if not steps or any(not 0 <= s <= 100 for s in steps) or steps != sorted(set(steps)):
-            raise PhaseError(f"steps must be increasing weights between 0 and 100, not {steps}")
-        if self.check is not None:
-            self.check.validate()
 
 
 class TrafficFailed(PhaseError):

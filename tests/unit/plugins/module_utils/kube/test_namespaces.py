@@ -12,7 +12,8 @@ from kubernetes.dynamic.exceptions import ForbiddenError, NotFoundError, Resourc
 from ansible_collections.lcm.openstack.plugins.module_utils.kube import namespaces
 from ansible_collections.lcm.openstack.plugins.module_utils.traffic import runner as traffic
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import ObjectNotFound, PhaseError
-from ansible_collections.lcm.openstack.plugins.module_utils.traffic.runner import TrafficRequest, TrafficRunner
+from ansible_collections.lcm.openstack.plugins.module_utils.traffic.request import TrafficRequest
+from ansible_collections.lcm.openstack.plugins.module_utils.traffic.runner import TrafficRunner
 
 GONE = ("namespace t-gone does not exist: create it first (kubectl create namespace t-gone), or let the "
         "lcm.openstack.install role create it (install_create_namespace: true, its default)")

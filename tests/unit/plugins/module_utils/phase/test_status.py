@@ -10,7 +10,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils.phase.summary import
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.readiness import Readiness
 from ansible_collections.lcm.openstack.plugins.module_utils.common.redact import Redactor
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.render import Rendered
-from ansible_collections.lcm.openstack.plugins.module_utils.kube.waiter import WaitResult
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.tracker import WaitResult
 
 SECRET = "Db-Pass-0917"
 PHASE = {"metadata": {"name": "keystone-install-1a2b3c4d", "namespace": "openstack", "uid": "u", "generation": 1},

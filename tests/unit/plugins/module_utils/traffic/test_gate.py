@@ -14,7 +14,8 @@ from kubernetes.dynamic.exceptions import NotFoundError
 
 from ansible_collections.lcm.openstack.plugins.module_utils.traffic.endpoints import Settled
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
-from ansible_collections.lcm.openstack.plugins.module_utils.traffic.runner import TrafficRequest, backend_for
+from ansible_collections.lcm.openstack.plugins.module_utils.traffic.request import TrafficRequest
+from ansible_collections.lcm.openstack.plugins.module_utils.traffic.runner import backend_for
 from ansible_collections.lcm.openstack.plugins.module_utils.traffic.backends import (
     DRAINED, GATE_LABEL, GATED, own_selector,
 )

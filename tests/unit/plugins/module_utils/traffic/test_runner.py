@@ -14,7 +14,9 @@ from kubernetes.dynamic.exceptions import ConflictError, NotFoundError, Resource
 from ansible_collections.lcm.openstack.plugins.module_utils.traffic import runner as traffic
 from ansible_collections.lcm.openstack.plugins.module_utils.traffic.endpoints import Endpoint, Settled
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError, PhaseFailed
-from ansible_collections.lcm.openstack.plugins.module_utils.traffic.runner import Check, TrafficRequest, TrafficRunner
+from ansible_collections.lcm.openstack.plugins.module_utils.traffic.check import Check
+from ansible_collections.lcm.openstack.plugins.module_utils.traffic.request import TrafficRequest
+from ansible_collections.lcm.openstack.plugins.module_utils.traffic.runner import TrafficRunner
 from ansible_collections.lcm.openstack.plugins.module_utils.traffic.backends import Plan
 
 GROUP = "lifecycle.openstack.org/v1alpha1"

@@ -13,7 +13,7 @@ from kubernetes.dynamic.exceptions import NotFoundError
 
 from ansible_collections.lcm.openstack.plugins.module_utils.traffic.endpoints import Settled
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
-from ansible_collections.lcm.openstack.plugins.module_utils.traffic.runner import TrafficRequest
+from ansible_collections.lcm.openstack.plugins.module_utils.traffic.request import TrafficRequest
 from ansible_collections.lcm.openstack.plugins.module_utils.traffic.selector import DRAINED, SelectorBackend
 from support.paths import UNIT_FIXTURES
 

@@ -11,7 +11,8 @@ from kubernetes.client.rest import ApiException
 from kubernetes.dynamic.exceptions import NotFoundError, ResourceNotFoundError
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
-from ansible_collections.lcm.openstack.plugins.module_utils.traffic.runner import Check, TrafficRequest
+from ansible_collections.lcm.openstack.plugins.module_utils.traffic.check import Check
+from ansible_collections.lcm.openstack.plugins.module_utils.traffic.request import TrafficRequest
 from ansible_collections.lcm.openstack.plugins.module_utils.traffic.weights import (
     IngressCanary, RouteWeights, canary_ingress, ingress_weight, port_ref, remaining, route_body, route_weight,
 )

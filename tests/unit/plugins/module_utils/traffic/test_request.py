@@ -1,4 +1,4 @@
-"""plugins/module_utils/traffic/runner.py: the request, its checks, and the Phase a traffic shift is recorded as."""
+"""plugins/module_utils/traffic/request.py: the request, its checks, and the Phase a traffic shift is recorded as."""
 
 from __future__ import annotations
 
@@ -12,9 +12,8 @@ import pytest
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.spec import PhaseRequest, Source
 from ansible_collections.lcm.openstack.plugins.module_utils.traffic.check import Check, http_check, masked_url
-from ansible_collections.lcm.openstack.plugins.module_utils.traffic.runner import (
-    TrafficRequest, check_phase_name, step_label,
-)
+from ansible_collections.lcm.openstack.plugins.module_utils.traffic.request import TrafficRequest
+from ansible_collections.lcm.openstack.plugins.module_utils.traffic.runner import check_phase_name, step_label
 
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
