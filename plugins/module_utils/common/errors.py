@@ -212,3 +212,21 @@ def _server(exc: BaseException) -> str:
     pool = getattr(exc, "pool", None)
     host = getattr(pool, "host", None)
     return f"the apiserver at {host}:{getattr(pool, 'port', '')}".rstrip(":") if host else ""
+
+
+def api_reason(exc: Any) -> str:
+    """The apiserver's own words for a refusal: its causes (field: message), or its message."""
+    try:
+        body = json.loads(exc.body)
+        causes = (body.get("details") or {}).get("causes") or []
+        if causes:
+            return "; ".join(_shortened(f"{c.get('field', '')}: {c.get('message', '')}".strip(": "))
+                             for c in causes)
+        return _shortened(body.get("message", str(exc)))
+    except (TypeError, ValueError):
+        return str(exc)
+
+
+def _shortened(text: str, limit: int = 300) -> str:
+    """Apiserver messages can quote a whole pod template; keep the point."""
+    return text if len(text) <= limit else text[:limit] + " ..."

@@ -1,6 +1,7 @@
 # Copyright: lcm.openstack contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Reading one object: what it is, or None when it does not exist.
+"""Reading one object: what it is, or None when it does not exist; and an
+object as a diff shows it.
 
 Every record the collection keeps (Phase, ServiceLifecycle, UpdateStatus,
 Lease) and every object a traffic move reads is read this way, so that the
@@ -12,11 +13,13 @@ transient failure is tried again (common/transient.py).
 
 from __future__ import annotations
 
+import copy
 from typing import Any, Dict, Optional
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common import transient
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import DynamicApiError, NotFoundError
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import api_error
+from ansible_collections.lcm.openstack.plugins.module_utils.common.redact import mask_secret
 
 
 def get_or_none(res: Any, name: str, namespace: Optional[str] = None) -> Optional[Dict[str, Any]]:
@@ -28,3 +31,19 @@ def get_or_none(res: Any, name: str, namespace: Optional[str] = None) -> Optiona
     except DynamicApiError as exc:
         raise api_error(exc, "get", getattr(res, "name", "") or str(getattr(res, "kind", "objects")),
                         namespace) from exc
+
+
+_VOLATILE_META = ("managedFields", "resourceVersion", "generation", "uid", "creationTimestamp")
+
+
+def comparable(obj: Optional[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
+    """An object as a diff shows it: no server bookkeeping, Secret data masked."""
+    if obj is None:
+        return None
+    out = copy.deepcopy(obj)
+    meta = out.get("metadata") or {}
+    for key in _VOLATILE_META:
+        meta.pop(key, None)
+    (meta.get("annotations") or {}).pop("kubectl.kubernetes.io/last-applied-configuration", None)
+    out.pop("status", None)
+    return mask_secret(out)

@@ -20,27 +20,25 @@ objects it creates that nothing else uses. Besides:
 from __future__ import annotations
 
 import copy
-import json
-import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Mapping, Optional, Set
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common import transient
 from ansible_collections.lcm.openstack.plugins.module_utils.phase import resume
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import (
-    ApiException, DynamicApiError, NotFoundError, ResourceNotFoundError,
+    DynamicApiError, NotFoundError, ResourceNotFoundError,
 )
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError, api_error, is_authorization_denial
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError, api_error, api_reason, is_authorization_denial
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import (
-    API_VERSION, FIELD_MANAGER, IMMUTABLE_KINDS, LABEL_SERVICE, PHASE_KIND,
+    FIELD_MANAGER, IMMUTABLE_KINDS, LABEL_SERVICE, PHASE_KIND,
 )
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.ownership import (
     LABEL_PHASE_UID, RELEASE, SHARE, WORK_KINDS, Key, decide, of_phase,
 )
-from ansible_collections.lcm.openstack.plugins.module_utils.common.redact import mask_secret
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.deletion import delete_and_wait
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.objects import comparable
 
 CREATED, UPDATED, UNCHANGED, REPLACED, SHARED = "created", "updated", "unchanged", "replaced", "shared"
-_VOLATILE_META = ("managedFields", "resourceVersion", "generation", "uid", "creationTimestamp")
 
 
 @dataclass
@@ -61,30 +59,6 @@ class Applied:
     @property
     def changed(self) -> bool:
         return self.action in (CREATED, UPDATED, REPLACED) or self.released
-
-
-def owner_reference(phase: Dict[str, Any]) -> Dict[str, Any]:
-    return {
-        "apiVersion": API_VERSION,
-        "kind": PHASE_KIND,
-        "name": phase["metadata"]["name"],
-        "uid": phase["metadata"]["uid"],
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
-
-
-def comparable(obj: Optional[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
-    """An object as a diff shows it: no server bookkeeping, Secret data masked."""
-    if obj is None:
-        return None
-    out = copy.deepcopy(obj)
-    meta = out.get("metadata") or {}
-    for key in _VOLATILE_META:
-        meta.pop(key, None)
-    (meta.get("annotations") or {}).pop("kubectl.kubernetes.io/last-applied-configuration", None)
-    out.pop("status", None)
-    return mask_secret(out)
 
 
 class Applier:
@@ -281,14 +255,14 @@ class Applier:
         account = spec.get("serviceAccountName") or spec.get("serviceAccount") or "default"
         if ("ServiceAccount", account) not in self.planned or is_authorization_denial(exc):
             return None
-        return account if "service account" in _reason(exc) else None
+        return account if "service account" in api_reason(exc) else None
 
     def _refused(self, exc: Any, kind: str, name: str, verb: str, res: Any) -> PhaseError:
         """The object itself was refused (invalid, or denied by admission):
         the apiserver's reason. Only an authorization denial names the
         credentials (errors.api_error)."""
         if exc.status in (400, 422) or (exc.status == 403 and not is_authorization_denial(exc)):
-            return PhaseError(f"the apiserver refused {kind} {name}: {_reason(exc)}")
+            return PhaseError(f"the apiserver refused {kind} {name}: {api_reason(exc)}")
         return api_error(exc, verb, res.name, self.namespace)
 
     def _release(self, res: Any, existing: Dict[str, Any]) -> None:
@@ -317,71 +291,3 @@ class Applier:
             "Succeeded", "Failed")
         delete_and_wait(self.dyn, res, name, self.namespace, propagation, 60,
                         grace_seconds=0 if finished else None)
-
-
-def delete_and_wait(dyn: Any, res: Any, name: str, namespace: str, propagation: str,
-                    timeout: float, hint: str = "it may carry a finalizer",
-                    grace_seconds: Optional[int] = None) -> bool:
-    """Delete an object and watch until it is gone. Foreground propagation
-    returns only once its dependents are gone too. Returns False when there was
-    nothing to delete.
-
-    The watch starts from the resourceVersion of a list, not from the object's
-    own: an object created long ago has a resourceVersion the apiserver may no
-    longer serve (410 Expired). A 410 during the wait lists again."""
-    selector = f"metadata.name={name}"
-    try:
-        listed = res.get(namespace=namespace, field_selector=selector).to_dict()
-        if not listed.get("items"):
-            return False
-        body: Dict[str, Any] = {"propagationPolicy": propagation}
-        if grace_seconds is not None:
-            body["gracePeriodSeconds"] = grace_seconds
-        res.delete(name=name, namespace=namespace, body=body)
-    except NotFoundError:
-        return False
-    except DynamicApiError as exc:
-        raise api_error(exc, "delete", res.name, namespace) from exc
-    deadline = time.monotonic() + timeout
-    version = listed["metadata"]["resourceVersion"]
-    breaks = 0
-    while time.monotonic() < deadline:
-        try:
-            for event in dyn.watch(res, namespace=namespace, field_selector=selector, resource_version=version,
-                                   timeout=max(1, int(deadline - time.monotonic()))):
-                if event["type"] == "DELETED":
-                    return True
-            breaks = 0
-        except ApiException as exc:
-            if exc.status != 410 and not transient.is_transient(exc):
-                raise api_error(exc, "watch", res.name, namespace) from exc
-        except Exception as exc:  # noqa: BLE001 - a watch cut off mid-stream lists again, like a 410
-            if not transient.is_transient(exc):
-                raise
-            breaks += 1
-            time.sleep(min(transient.backoff(breaks), max(0.0, deadline - time.monotonic())))
-        try:  # the watch ended or expired: where is it now?
-            listed = res.get(namespace=namespace, field_selector=selector).to_dict()
-        except DynamicApiError as exc:
-            raise api_error(exc, "list", res.name, namespace) from exc
-        if not listed.get("items"):
-            return True
-        version = listed["metadata"]["resourceVersion"]
-    raise PhaseError(f"{res.kind} {name} was not deleted within {timeout:.0f}s; {hint}")
-
-
-def _reason(exc: DynamicApiError) -> str:
-    try:
-        body = json.loads(exc.body)
-        causes = (body.get("details") or {}).get("causes") or []
-        if causes:
-            return "; ".join(_short(f"{c.get('field', '')}: {c.get('message', '')}".strip(": "))
-                             for c in causes)
-        return _short(body.get("message", str(exc)))
-    except (TypeError, ValueError):
-        return str(exc)
-
-
-def _short(text: str, limit: int = 300) -> str:
-    """Apiserver messages can quote a whole pod template; keep the point."""
-    return text if len(text) <= limit else text[:limit] + " ..."

@@ -43,7 +43,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Set, Tuple
 
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.dependencies import Graph, declared
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
-from ansible_collections.lcm.openstack.plugins.module_utils.common.model import GROUP, LABEL_SERVICE, PHASE_KIND
+from ansible_collections.lcm.openstack.plugins.module_utils.common.model import API_VERSION, GROUP, LABEL_SERVICE, PHASE_KIND
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.render import Rendered
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.selection import pod_references
 
@@ -237,3 +237,15 @@ def _annotation(desired: Mapping[str, Any], live: Optional[Mapping[str, Any]], k
         if value:
             return str(value).strip()
     return ""
+
+
+def owner_reference(phase: Dict[str, Any]) -> Dict[str, Any]:
+    """The reference that makes `phase` an object's controller owner (garbage collected with it)."""
+    return {
+        "apiVersion": API_VERSION,
+        "kind": PHASE_KIND,
+        "name": phase["metadata"]["name"],
+        "uid": phase["metadata"]["uid"],
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }

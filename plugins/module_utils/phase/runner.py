@@ -24,10 +24,8 @@ from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle import ser
 from ansible_collections.lcm.openstack.plugins.module_utils.phase import (
     backup_step, dependencies, ownership, record as phase_record, resume, selection, steps,
 )
-from ansible_collections.lcm.openstack.plugins.module_utils.phase.apply import (
-    Applied, Applier, delete_and_wait, owner_reference,
-)
-from ansible_collections.lcm.openstack.plugins.module_utils.phase.ownership import helm_release_of
+from ansible_collections.lcm.openstack.plugins.module_utils.phase.apply import Applied, Applier
+from ansible_collections.lcm.openstack.plugins.module_utils.phase.ownership import helm_release_of, owner_reference
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.crd import lcm_resource
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError, PhaseFailed, api_error
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.cli import find_helm, merge_values
@@ -43,6 +41,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils.phase.spec import (
     PhaseRequest, build_spec, phase_body, spec_hash,
 )
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.stop import stop_jobs
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.deletion import delete_and_wait
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.tracker import Target
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.waiter import wait_for
 

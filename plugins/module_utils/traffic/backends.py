@@ -12,11 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, List
 
-from ansible_collections.lcm.openstack.plugins.module_utils.phase.apply import _reason
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import (
     DynamicApiError, ResourceNotFoundError,
 )
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import ObjectNotFound, PhaseError, api_error
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import ObjectNotFound, PhaseError, api_error, api_reason
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import FIELD_MANAGER, GROUP
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.objects import get_or_none
 
@@ -92,5 +91,5 @@ def apply(res: Any, body: Dict[str, Any], namespace: str, dry_run: bool = False)
     except DynamicApiError as exc:
         if exc.status in (400, 422):
             raise PhaseError(f"the apiserver refused {body['kind']} {body['metadata']['name']}: "
-                             f"{_reason(exc)}") from exc
+                             f"{api_reason(exc)}") from exc
         raise api_error(exc, "patch", res.name, namespace) from exc

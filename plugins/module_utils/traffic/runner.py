@@ -25,7 +25,7 @@ import time
 import urllib.parse
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
-from ansible_collections.lcm.openstack.plugins.module_utils.phase.apply import delete_and_wait
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.deletion import delete_and_wait
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import DynamicApiError
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.crd import lcm_resource
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import ObjectNotFound, PhaseError, PhaseFailed, api_error

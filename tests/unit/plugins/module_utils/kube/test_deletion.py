@@ -1,4 +1,4 @@
-"""plugins/module_utils/phase/apply.py: delete_and_wait, the watch that sees an object go."""
+"""plugins/module_utils/kube/deletion.py: delete_and_wait, the watch that sees an object go."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Any, Dict, Iterator, List
 
 import pytest
 
-from ansible_collections.lcm.openstack.plugins.module_utils.phase import apply
+from ansible_collections.lcm.openstack.plugins.module_utils.kube import deletion
 
 
 class _Listed:
@@ -47,7 +47,7 @@ class _Dyn:
 
 @pytest.fixture(autouse=True)
 def no_pause(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(apply.time, "sleep", lambda _s: None)
+    monkeypatch.setattr(deletion.time, "sleep", lambda _s: None)
 
 
 JOB = {"metadata": {"name": "keystone-db-sync"}}
@@ -59,7 +59,7 @@ def test_a_watch_cut_off_mid_stream_lists_again_and_sees_the_object_go() -> None
     res = _Res([[JOB], [JOB], []])
     dyn = _Dyn([["MODIFIED", ProtocolError("Connection broken: IncompleteRead(1695 bytes read)")],
                 [ConnectionResetError(104, "Connection reset by peer")]])
-    assert apply.delete_and_wait(dyn, res, "keystone-db-sync", "openstack", "Foreground", timeout=60)
+    assert deletion.delete_and_wait(dyn, res, "keystone-db-sync", "openstack", "Foreground", timeout=60)
     assert res.deleted == [("keystone-db-sync", "openstack", "Foreground")]
     assert dyn.versions == ["1", "2"]  # the second watch starts where the re-list left it
     assert res.listed == 3
@@ -68,7 +68,7 @@ def test_a_watch_cut_off_mid_stream_lists_again_and_sees_the_object_go() -> None
 def test_a_watch_that_sees_deleted_returns_at_once() -> None:
     res = _Res([[JOB]])
     dyn = _Dyn([["MODIFIED", "DELETED"]])
-    assert apply.delete_and_wait(dyn, res, "keystone-db-sync", "openstack", "Background", timeout=60)
+    assert deletion.delete_and_wait(dyn, res, "keystone-db-sync", "openstack", "Background", timeout=60)
     assert res.listed == 1
 
 
@@ -76,10 +76,10 @@ def test_a_terminal_failure_of_the_watch_is_raised() -> None:
     res = _Res([[JOB]])
     dyn = _Dyn([[ValueError("a bug")]])
     with pytest.raises(ValueError):
-        apply.delete_and_wait(dyn, res, "keystone-db-sync", "openstack", "Foreground", timeout=60)
+        deletion.delete_and_wait(dyn, res, "keystone-db-sync", "openstack", "Foreground", timeout=60)
 
 
 def test_nothing_to_delete_is_false() -> None:
     res = _Res([[]])
-    assert not apply.delete_and_wait(_Dyn([]), res, "keystone-db-sync", "openstack", "Foreground", timeout=60)
+    assert not deletion.delete_and_wait(_Dyn([]), res, "keystone-db-sync", "openstack", "Foreground", timeout=60)
     assert res.deleted == []
