@@ -22,22 +22,16 @@ and an uninstall that hangs in its hooks is retried without them
 from __future__ import annotations
 
 import contextlib
-import os
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from ansible_collections.lcm.openstack.plugins.module_utils.helm import (
     chart_jobs, history as release_history, keep as release_keep, lease as release_lease, removal as release_removal,
 )
-from ansible_collections.lcm.openstack.plugins.module_utils.helm import interrupted
-from ansible_collections.lcm.openstack.plugins.module_utils.kube import diagnose
+from ansible_collections.lcm.openstack.plugins.module_utils.helm import chart_tests, drift, interrupted, settle
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.history import history_entries, summary
-from ansible_collections.lcm.openstack.plugins.module_utils.helm.render import masked_manifest
-from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import yaml
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.cli import Helm, HelmError, merge_values
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.render import parse_manifest
-from ansible_collections.lcm.openstack.plugins.module_utils.kube.tracker import Target
-from ansible_collections.lcm.openstack.plugins.module_utils.kube.waiter import wait_for
 
 
 @dataclass
@@ -88,17 +82,17 @@ class ReleaseManager:
         self._refuse_pending(history)
         if not req.chart:
             raise HelmError("chart is required for state=present")
-        self._check_local_chart_version()
+        drift.check_local_chart_version(self.helm, req)
         if req.disable_jobs:
             switches = chart_jobs.job_switches(chart_jobs.chart_defaults(self.helm, req.chart, req.chart_version))
             req.values = merge_values(req.values, chart_jobs.jobs_off(switches))
             self.extra["disabled_jobs"] = switches
         with self.helm.values_args(req.values, req.values_files, req.set_values) as value_args:
-            desired = self._template(value_args)
+            desired = drift.rendered(self.helm, req, value_args)
             self.helm.redactor.add_objects(o.obj for o in parse_manifest(desired))
-            current = self._current_manifest(history)
-            operation = self._needed(history, desired, current)
-            diff = self._diff(current, desired)
+            current = drift.current_manifest(self.helm, req, history)
+            operation = drift.needed(self.helm, req, history, desired, current)
+            diff = drift.diff(req.name, current, desired)
             if operation is None:
                 return self._result(False, "none", history, diff)
             no_hooks = self._adopt_kept(value_args) if operation == "install" else False
@@ -107,7 +101,7 @@ class ReleaseManager:
             with self._exclusive(operation, history):
                 self._upgrade(value_args, history, operation, no_hooks)
         history = self.helm.history(req.name, req.namespace)
-        self._wait_for_release(history)
+        settle.wait_for_release(self.dyn, self.helm, self.req, history)
         return self._result(True, operation, history, diff)
 
     def absent(self) -> Dict[str, Any]:
@@ -163,7 +157,7 @@ class ReleaseManager:
             with self._exclusive("rollback", history):
                 self._run(args)
             history = self.helm.history(req.name, req.namespace)
-            self._wait_for_release(history)
+            settle.wait_for_release(self.dyn, self.helm, self.req, history)
         result = self._result(True, "rollback", history)
         result["rolled_back_to"] = target
         return result
@@ -180,7 +174,7 @@ class ReleaseManager:
         run = self.helm.run(["test", req.name, "--namespace", req.namespace,
                              "--timeout", f"{req.timeout}s"], check=False)
         self.commands.append(" ".join(run.command))
-        tests = self._test_results()
+        tests = chart_tests.results(self.dyn, self.helm, req.name, req.namespace)
         result = dict(self._result(False, "test", history), tests=tests)
         failed = [t for t in tests if t["phase"] != "Succeeded"]
         if run.rc != 0 or failed:
@@ -191,53 +185,6 @@ class ReleaseManager:
         return result
 
     # -- steps -------------------------------------------------------------
-    def _template(self, value_args: List[str]) -> str:
-        try:
-            return self.helm.template(self.req.name, self.req.chart, self.req.namespace,
-                                      self.req.chart_version, value_args, ["--no-hooks", "--skip-tests"])
-        except HelmError as exc:
-            raise HelmError(f"chart {self.req.chart}"
-                            f"{' version ' + self.req.chart_version if self.req.chart_version else ''}"
-                            f" cannot be rendered: {exc.details.get('stderr', str(exc)).strip()}",
-                            **exc.details) from exc
-
-    def _check_local_chart_version(self) -> None:
-        """Helm ignores --version for a chart on disk; say so instead of installing another version."""
-        if self.req.chart_version and os.path.exists(self.req.chart):
-            version = str(self.helm.show_chart(self.req.chart, None).get("version"))
-            if version != self.req.chart_version.lstrip("v"):
-                raise HelmError(f"chart {self.req.chart} is version {version}, not {self.req.chart_version}; "
-                                "fix chart_version, or point chart at that version")
-
-    def _current_manifest(self, history: List[Dict[str, Any]]) -> str:
-        if not history or history[-1].get("status") == "uninstalled":
-            return ""
-        return self.helm.get_manifest(self.req.name, self.req.namespace)
-
-    def _needed(self, history: List[Dict[str, Any]], desired: str, current: str) -> Optional[str]:
-        if not history or history[-1].get("status") == "uninstalled":
-            return "install"
-        last = history[-1]
-        if last.get("status") != "deployed":
-            return "upgrade"  # a failed release is upgraded, not left stuck
-        meta = self.helm.show_chart(self.req.chart, self.req.chart_version)
-        if last.get("chart") != f"{meta.get('name')}-{meta.get('version')}":
-            return "upgrade"
-        if _objects(desired) != _objects(current):
-            return "upgrade"
-        if not self.req.set_values and not self.req.reuse_values:
-            deployed = self.helm.get_values(self.req.name, self.req.namespace)
-            if _normalise(deployed) != _normalise(self._user_values()):
-                return "upgrade"
-        return None
-
-    def _user_values(self) -> Dict[str, Any]:
-        merged: Dict[str, Any] = {}
-        for path in self.req.values_files:
-            with open(path, encoding="utf-8") as handle:
-                merged = merge_values(merged, yaml.safe_load(handle) or {})
-        return merge_values(merged, self.req.values or {})
-
     def _adopt_kept(self, value_args: List[str]) -> bool:
         """Whether a first install must run without hooks to adopt kept objects (helm/keep.py)."""
         if self.dyn is None:
@@ -294,49 +241,6 @@ class ReleaseManager:
             return []
         return self.helm.flag("server_side" if self.req.server_side else "client_side")
 
-    def _wait_for_release(self, history: List[Dict[str, Any]]) -> None:
-        req = self.req
-        if not req.wait or req.helm_wait or req.atomic or self.dyn is None:
-            return
-        objects = [r for r in parse_manifest(self.helm.get_manifest(req.name, req.namespace))
-                   if (r.obj.get("metadata") or {}).get("namespace") in (None, req.namespace)]
-        targets = []
-        for r in objects:
-            res = self.dyn.resources.get(api_version=r.obj["apiVersion"], kind=r.kind)
-            if res.namespaced:
-                targets.append(Target(r.obj["apiVersion"], r.kind, r.name))
-        result = wait_for(self.dyn, req.namespace, targets, None, req.timeout)
-        if result.timed_out or result.failed:
-            keys = result.failed or result.pending
-            why = "; ".join(diagnose.why(self.dyn, req.namespace, k, result.states[k], result.objects.get(k))
-                            for k in keys)
-            verdict = "failed" if result.failed else f"is not ready after {req.timeout}s"
-            raise HelmError(self.helm.redactor.redact(f"release {req.name} revision "
-                                                      f"{history[-1]['revision']} {verdict}: {why}"),
-                            status=summary(req.name, req.namespace, history),
-                            history=history_entries(history))
-
-    def _test_results(self) -> List[Dict[str, Any]]:
-        status = self.helm.status(self.req.name, self.req.namespace) or {}
-        out = []
-        for hook in status.get("hooks") or []:
-            if not {"test", "test-success"} & set(hook.get("events") or []):
-                continue
-            run = hook.get("last_run") or {}
-            entry = {"name": hook.get("name"), "phase": run.get("phase", ""),
-                     "started_at": run.get("started_at"), "completed_at": run.get("completed_at")}
-            if run.get("phase") == "Failed" and self.dyn is not None and hook.get("kind") == "Pod":
-                pod = {"kind": "Pod", "metadata": {"name": hook["name"]}}
-                try:
-                    pod = self.dyn.resources.get(api_version="v1", kind="Pod").get(
-                        name=hook["name"], namespace=self.req.namespace).to_dict()
-                except Exception:  # noqa: BLE001 - the pod may have been cleaned up
-                    pass
-                entry["log_tail"] = self.helm.redactor.redact(
-                    diagnose.log_tail(self.dyn, self.req.namespace, pod))
-            out.append(entry)
-        return out
-
     def _previous_deployed(self, history: List[Dict[str, Any]]) -> int:
         previous = release_history.previous_deployed(history)
         if previous is None:
@@ -379,10 +283,6 @@ class ReleaseManager:
                               "ran it again")
         raise self.helm.error(result, what)
 
-    def _diff(self, before: str, after: str) -> Dict[str, str]:
-        return {"before_header": f"{self.req.name} (deployed)", "after_header": f"{self.req.name} (rendered)",
-                "before": masked_manifest(before), "after": masked_manifest(after)}
-
     def _result(self, changed: bool, operation: str, history: List[Dict[str, Any]],
                 diff: Optional[Dict[str, str]] = None) -> Dict[str, Any]:
         out = {"changed": changed, "operation": operation,
@@ -392,12 +292,3 @@ class ReleaseManager:
         if diff is not None:
             out["_diff"] = diff
         return out
-
-
-def _objects(manifest: str) -> Dict[str, Any]:
-    return {f"{r.obj.get('apiVersion')}/{r.key}": r.obj for r in parse_manifest(manifest)}
-
-
-def _normalise(values: Any) -> Any:
-    """Values as Helm stores them: YAML round-trip, so 1 and 1.0, '' and None compare alike."""
-    return yaml.safe_load(yaml.safe_dump(values or {})) or {}

@@ -1,0 +1,90 @@
+# Copyright: lcm.openstack contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Whether a release is what is asked, and the diff that shows where not.
+
+A release needs an upgrade when its last revision is not deployed, its chart
+is another, its objects differ from the chart rendered with the values asked
+for, or its stored values do (compared as Helm stores them). Apart from the
+release manager (helm/release.py) because it only reads: the manager acts
+on its answer.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Dict, List, Optional
+
+from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import yaml
+from ansible_collections.lcm.openstack.plugins.module_utils.helm.cli import Helm, HelmError, merge_values
+from ansible_collections.lcm.openstack.plugins.module_utils.helm.render import masked_manifest, parse_manifest
+
+
+def rendered(helm: Helm, req: Any, value_args: List[str]) -> str:
+    """The release as it would be, from the chart and values asked for (no hooks, no tests)."""
+    try:
+        return helm.template(req.name, req.chart, req.namespace, req.chart_version, value_args,
+                             ["--no-hooks", "--skip-tests"])
+    except HelmError as exc:
+        raise HelmError(f"chart {req.chart}"
+                        f"{' version ' + req.chart_version if req.chart_version else ''}"
+                        f" cannot be rendered: {exc.details.get('stderr', str(exc)).strip()}",
+                        **exc.details) from exc
+
+
+def check_local_chart_version(helm: Helm, req: Any) -> None:
+    """Helm ignores --version for a chart on disk; say so instead of installing another version."""
+    if req.chart_version and os.path.exists(req.chart):
+        version = str(helm.show_chart(req.chart, None).get("version"))
+        if version != req.chart_version.lstrip("v"):
+            raise HelmError(f"chart {req.chart} is version {version}, not {req.chart_version}; "
+                            "fix chart_version, or point chart at that version")
+
+
+def current_manifest(helm: Helm, req: Any, history: List[Dict[str, Any]]) -> str:
+    """The manifest of the release's last revision ('' when it has none)."""
+    if not history or history[-1].get("status") == "uninstalled":
+        return ""
+    return helm.get_manifest(req.name, req.namespace)
+
+
+def needed(helm: Helm, req: Any, history: List[Dict[str, Any]], desired: str, current: str) -> Optional[str]:
+    """install, upgrade, or None when the release is already what is asked."""
+    if not history or history[-1].get("status") == "uninstalled":
+        return "install"
+    last = history[-1]
+    if last.get("status") != "deployed":
+        return "upgrade"  # a failed release is upgraded, not left stuck
+    meta = helm.show_chart(req.chart, req.chart_version)
+    if last.get("chart") != f"{meta.get('name')}-{meta.get('version')}":
+        return "upgrade"
+    if _objects(desired) != _objects(current):
+        return "upgrade"
+    if not req.set_values and not req.reuse_values:
+        deployed = helm.get_values(req.name, req.namespace)
+        if _normalise(deployed) != _normalise(user_values(req)):
+            return "upgrade"
+    return None
+
+
+def user_values(req: Any) -> Dict[str, Any]:
+    """The values asked for, files then the mapping, merged as Helm merges them."""
+    merged: Dict[str, Any] = {}
+    for path in req.values_files:
+        with open(path, encoding="utf-8") as handle:
+            merged = merge_values(merged, yaml.safe_load(handle) or {})
+    return merge_values(merged, req.values or {})
+
+
+def diff(release: str, before: str, after: str) -> Dict[str, str]:
+    """The --diff of a release: its manifests, Secrets masked."""
+    return {"before_header": f"{release} (deployed)", "after_header": f"{release} (rendered)",
+            "before": masked_manifest(before), "after": masked_manifest(after)}
+
+
+def _objects(manifest: str) -> Dict[str, Any]:
+    return {f"{r.obj.get('apiVersion')}/{r.key}": r.obj for r in parse_manifest(manifest)}
+
+
+def _normalise(values: Any) -> Any:
+    """Values as Helm stores them: YAML round-trip, so 1 and 1.0, '' and None compare alike."""
+    return yaml.safe_load(yaml.safe_dump(values or {})) or {}
