@@ -141,3 +141,14 @@ def masked_manifest(manifest: str) -> str:
     objects = [mask_secret(r.obj) for r in parse_manifest(manifest)] if manifest else []
     return yaml.safe_dump_all(sorted(objects, key=lambda o: (o.get("kind", ""), o.get("metadata", {}).get("name", ""))),
                               sort_keys=True) if objects else ""
+
+
+def dotted_value(dotted: str, value: Any) -> Dict[str, Any]:
+    """A values mapping that sets one dotted key: lifecycle.phase=install gives {lifecycle: {phase: install}}."""
+    out: Dict[str, Any] = {}
+    cur = out
+    parts = dotted.split(".")
+    for part in parts[:-1]:
+        cur = cur.setdefault(part, {})
+    cur[parts[-1]] = value
+    return out

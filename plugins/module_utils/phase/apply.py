@@ -291,3 +291,10 @@ class Applier:
             "Succeeded", "Failed")
         delete_and_wait(self.dyn, res, name, self.namespace, propagation, 60,
                         grace_seconds=0 if finished else None)
+
+
+def actions(applied: List[Applied]) -> List[Dict[str, str]]:
+    """What the module returns as objects_applied: one entry an object."""
+    return [{"kind": a.kind, "name": a.name, "action": a.action, "owned": a.owned, "reason": a.reason,
+             **({"note": a.note} if a.note else {})}
+            for a in applied]

@@ -249,3 +249,12 @@ def owner_reference(phase: Dict[str, Any]) -> Dict[str, Any]:
         "controller": True,
         "blockOwnerDeletion": True,
     }
+
+
+# The uid of a Phase that does not exist yet, for the owner references of a dry run.
+DRY_RUN_UID = "00000000-0000-0000-0000-000000000000"
+
+
+def placeholder_owner(name: str) -> Dict[str, Any]:
+    """The owner reference of a Phase that does not exist yet (dry runs only)."""
+    return owner_reference({"metadata": {"name": name, "uid": DRY_RUN_UID}})

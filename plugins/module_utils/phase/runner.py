@@ -24,8 +24,8 @@ from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle import ser
 from ansible_collections.lcm.openstack.plugins.module_utils.phase import (
     backup_step, dependencies, ownership, record as phase_record, resume, selection, steps,
 )
-from ansible_collections.lcm.openstack.plugins.module_utils.phase.apply import Applied, Applier
-from ansible_collections.lcm.openstack.plugins.module_utils.phase.ownership import helm_release_of, owner_reference
+from ansible_collections.lcm.openstack.plugins.module_utils.phase.apply import Applied, Applier, actions
+from ansible_collections.lcm.openstack.plugins.module_utils.phase.ownership import helm_release_of, owner_reference, placeholder_owner
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.crd import lcm_resource
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError, PhaseFailed, api_error
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.cli import find_helm, merge_values
@@ -45,7 +45,6 @@ from ansible_collections.lcm.openstack.plugins.module_utils.kube.deletion import
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.tracker import Target
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.waiter import wait_for
 
-DRY_RUN_UID = "00000000-0000-0000-0000-000000000000"
 
 
 class PhaseRunner:
@@ -138,7 +137,7 @@ class PhaseRunner:
         else:
             # Every mode renders with the phase named, so a chart can gate
             # phase-only templates (a backup job) on it; stage takes everything.
-            extra = _nested(src.stage_value, req.type)
+            extra = render.dotted_value(src.stage_value, req.type)
             if req.backup_ref:
                 extra.setdefault("lifecycle", {})["backupRef"] = req.backup_ref
             text = render.helm_template(
@@ -150,7 +149,7 @@ class PhaseRunner:
                 rendered += render.load_manifests(src.manifests)
         self.rendered = rendered
         self.users = ownership.workload_users(r.obj for r in rendered)
-        rendered = _without_unasked_database_jobs(rendered, req.type, req.options)
+        rendered = steps.without_unasked(rendered, req.type, req.options)
         chosen = selection.select(rendered, req.type, src.mode, src.templates, req.namespace)
         self.cronjob_step, warnings = backup_step.plan(
             req.type, req.options, req.namespace, req.backup_ref, self.rendered,
@@ -193,7 +192,7 @@ class PhaseRunner:
         dry = Applier(self.dyn, self.req.namespace, dry_run=True, users=self.users)
         labels = {LABEL_SERVICE: self.req.service}
         for o in objects:
-            dry.apply(o.obj, _placeholder_owner("dry-run"), labels)
+            dry.apply(o.obj, placeholder_owner("dry-run"), labels)
 
     def _run(self, phase: Dict[str, Any], objects: List[render.Rendered],
              earlier: Optional[resume.EarlierRun] = None) -> Dict[str, Any]:
@@ -209,7 +208,7 @@ class PhaseRunner:
         deadline = time.monotonic() + req.timeout
 
         def details() -> Dict[str, Any]:
-            return {"changed": True, "phase": summary(writer.phase), "objects_applied": _actions(applied)}
+            return {"changed": True, "phase": summary(writer.phase), "objects_applied": actions(applied)}
         with phase_record.recorded(self.dyn, writer, lifecycle, details):
             for index, wave in enumerate(selection.waves(objects)):
                 writer.wave = index
@@ -218,7 +217,7 @@ class PhaseRunner:
                 applied += done
                 if not req.wait and any(o.kind not in selection.CONFIG_KINDS for o in wave):
                     return {"changed": True, "phase": summary(writer.phase),
-                            "objects_applied": _actions(applied), "diffs": applied}
+                            "objects_applied": actions(applied), "diffs": applied}
                 targets = [Target(a.api_version, a.kind, a.name, labelled=a.action != "shared")
                            for a in applied[-len(wave):]]
                 result = wait_for(self.dyn, req.namespace, targets, f"{LABEL_PHASE}={name}",
@@ -234,7 +233,7 @@ class PhaseRunner:
                     raise PhaseFailed(writer.phase["status"]["message"], **details())
             writer.succeed()
             return {"changed": True, "phase": summary(writer.phase),
-                    "objects_applied": _actions(applied), "diffs": applied}
+                    "objects_applied": actions(applied), "diffs": applied}
 
     def _dry_run(self, body: Dict[str, Any], objects: List[render.Rendered],
                  existing: Optional[Dict[str, Any]], attach: bool,
@@ -245,7 +244,7 @@ class PhaseRunner:
             except DynamicApiError as exc:
                 if exc.status != 409:
                     raise api_error(exc, "create", "phases", self.req.namespace) from exc
-        owner = owner_reference(existing) if attach else _placeholder_owner(body["metadata"]["name"])
+        owner = owner_reference(existing) if attach else placeholder_owner(body["metadata"]["name"])
         labels = {LABEL_PHASE: body["metadata"]["name"], LABEL_SERVICE: self.req.service,
                   LABEL_TYPE: self.req.type}
         dry = Applier(self.dyn, self.req.namespace, dry_run=True, users=self.users, earlier=earlier)
@@ -254,7 +253,7 @@ class PhaseRunner:
                                            "namespace": self.req.namespace,
                                            "state": "Running" if attach else "Pending",
                                            "spec_hash": body["metadata"]["labels"][LABEL_SPEC_HASH]},
-                "objects_applied": _actions(applied), "diffs": applied}
+                "objects_applied": actions(applied), "diffs": applied}
 
     def _backup_source(self, wave: List[render.Rendered], result: Any) -> Optional[Dict[str, str]]:
         """What status.backupSource records: the CronJob the backup Job of
@@ -292,38 +291,8 @@ class PhaseRunner:
                              f"{LABEL_PHASE}={name} -n {self.req.namespace})")
 
 
-def _placeholder_owner(name: str) -> Dict[str, Any]:
-    """The owner reference of a Phase that does not exist yet (dry runs only)."""
-    return owner_reference({"metadata": {"name": name, "uid": DRY_RUN_UID}})
-
-
-def _nested(dotted: str, value: Any) -> Dict[str, Any]:
-    out: Dict[str, Any] = {}
-    cur = out
-    parts = dotted.split(".")
-    for part in parts[:-1]:
-        cur = cur.setdefault(part, {})
-    cur[parts[-1]] = value
-    return out
-
-
 def _takes_backup(req: PhaseRequest, wave: List[render.Rendered]) -> bool:
     """The wave holds the upgrade's backup Job: the chart's or one made from the CronJob."""
     template = DATABASE_JOBS["upgrade"][1]
     return req.type == "upgrade" and bool(req.backup_ref) and any(
         o.source == template or backup_step.is_step(o, "backup") for o in wave)
-
-
-def _without_unasked_database_jobs(rendered: List[render.Rendered], phase_type: str,
-                                   options: Mapping[str, Any]) -> List[render.Rendered]:
-    """Drop the backup, restore or drop job unless the phase's option asks for it."""
-    option, template = DATABASE_JOBS.get(phase_type, ("", ""))
-    if not option or options.get(option):
-        return rendered
-    return [r for r in rendered if r.source != template]
-
-
-def _actions(applied: List[Applied]) -> List[Dict[str, str]]:
-    return [{"kind": a.kind, "name": a.name, "action": a.action, "owned": a.owned, "reason": a.reason,
-             **({"note": a.note} if a.note else {})}
-            for a in applied]

@@ -87,3 +87,11 @@ def _provided(chosen: Sequence[Rendered], template: str, word: str, explicit: bo
         if explicit and word in r.source.rsplit("/", 1)[-1]:
             return True
     return False
+
+
+def without_unasked(rendered: List[Rendered], phase_type: str, options: Mapping[str, Any]) -> List[Rendered]:
+    """Drop the backup, restore or drop job unless the phase's option asks for it."""
+    option, template = DATABASE_JOBS.get(phase_type, ("", ""))
+    if not option or options.get(option):
+        return rendered
+    return [r for r in rendered if r.source != template]

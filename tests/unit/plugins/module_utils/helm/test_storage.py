@@ -3,6 +3,9 @@ pending revision whose Helm process lost the apiserver recorded as failed."""
 
 from __future__ import annotations
 
+import base64
+import gzip
+import json
 from typing import Any, Dict, Optional
 
 import pytest
@@ -79,3 +82,54 @@ def test_anything_but_a_pending_revision_is_left_alone(stored: Optional[Dict[str
     secrets = _Secrets(stored)
     assert not storage.mark_failed(_Dyn(secrets), "openstack", "keystone", 2, "connection lost")
     assert secrets.patches == []
+
+
+# -- the deployed revision, read from Helm's storage ------------------------------
+
+def _storage(record: dict, compress: bool = True) -> str:
+    raw = json.dumps(record).encode()
+    inner = base64.b64encode(gzip.compress(raw) if compress else raw)
+    return base64.b64encode(inner).decode()
+
+
+@pytest.mark.parametrize("compress", [True, False])
+def test_a_helm_storage_record_decodes(compress: bool) -> None:
+    record = {"name": "keystone", "version": 3, "config": {"lifecycle": {"version": "2025.2"}},
+              "chart": {"metadata": {"version": "0.1.0", "appVersion": "2025.1"}}}
+    assert storage.decode(_storage(record, compress)) == record
+
+
+class _Listed:
+    def __init__(self, items):
+        self.items = items
+        self.selector = None
+
+    def get(self, namespace, label_selector):
+        self.selector = label_selector
+        items = self.items
+
+        class _R:
+            def to_dict(self):
+                return {"items": items}
+        return _R()
+
+
+class _ListDyn:
+    def __init__(self, secrets):
+        self.resources = self
+        self.secrets = secrets
+
+    def get(self, api_version, kind):
+        assert (api_version, kind) == ("v1", "Secret")
+        return self.secrets
+
+
+def test_the_deployed_revision_is_the_newest_deployed_record() -> None:
+    def secret(version: int, values: dict) -> dict:
+        record = {"version": version, "config": values, "chart": {"metadata": {"version": "0.1.0"}}}
+        return {"metadata": {"labels": {"version": str(version)}}, "data": {"release": _storage(record)}}
+    secrets = _Listed([secret(2, {"a": 1}), secret(10, {"a": 2})])
+    deployed = storage.deployed(_ListDyn(secrets), "openstack", "keystone")
+    assert (deployed.revision, deployed.values) == (10, {"a": 2})
+    assert secrets.selector == "owner=helm,name=keystone,status=deployed"
+    assert storage.deployed(_ListDyn(_Listed([])), "openstack", "keystone") is None

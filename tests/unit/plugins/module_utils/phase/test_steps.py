@@ -104,3 +104,30 @@ def test_a_job_made_from_the_backup_cronjob_provides_its_step(phase_type: str, o
     for extra in (job("Job", other), job("Pod", step)):
         with pytest.raises(PhaseError):
             steps.requested_steps(phase_type, {option: True}, chosen + [extra])
+
+
+# -- database jobs run only when their phase option asks ---------------------------
+
+RENDERED = UNIT_FIXTURES / "phase" / "rendered_keystone.out"
+
+
+def _sources(objects) -> set:
+    return {o.source for o in objects}
+
+
+@pytest.mark.parametrize("phase_type, option, template", [
+    ("upgrade", "backup_database", "templates/job-db-backup.yaml"),
+    ("rollback", "restore_database", "templates/job-db-restore.yaml"),
+    ("uninstall", "purge_database", "templates/job-db-drop.yaml"),
+])
+def test_a_database_job_is_left_out_unless_asked_for(phase_type: str, option: str, template: str) -> None:
+    rendered = render.parse_manifest(RENDERED.read_text())
+    assert template in _sources(rendered), "the fixture must render the job"
+    assert template not in _sources(steps.without_unasked(rendered, phase_type, {}))
+    assert template not in _sources(steps.without_unasked(rendered, phase_type, {option: False}))
+    assert template in _sources(steps.without_unasked(rendered, phase_type, {option: True}))
+
+
+def test_other_phases_keep_every_object() -> None:
+    rendered = render.parse_manifest(RENDERED.read_text())
+    assert steps.without_unasked(rendered, "install", {}) == rendered
