@@ -10,7 +10,7 @@ from typing import Any, Dict, List
 import pytest
 from kubernetes import dynamic
 
-from ansible_collections.lcm.openstack.plugins.module_utils.phase import db_backup
+from ansible_collections.lcm.openstack.plugins.module_utils.phase import backup_cronjob, db_backup
 from support import kube, openstack_helm
 
 pytestmark = pytest.mark.bed
@@ -41,11 +41,11 @@ def test_jobs_from_the_mariadb_backup_cronjob_start_with_its_volumes(dyn, kubeco
     openstack_helm.install(kubeconfig, "mariadb", namespace, openstack_helm.MARIADB_BACKUP)
     cronjob = dyn.resources.get(api_version="batch/v1", kind="CronJob").get(
         name="mariadb-backup", namespace=namespace).to_dict()
-    backup = db_backup.inspect(cronjob)
+    backup = backup_cronjob.inspect(cronjob)
     assert backup.archive_claim == "mariadb-backup-data" and not backup.node_local
     scripts = dyn.resources.get(api_version="v1", kind="ConfigMap").get(
         name=backup.scripts_configmap, namespace=namespace).to_dict()
-    db_backup.check_scripts(backup, scripts)
+    backup_cronjob.check_scripts(backup, scripts)
     source = cronjob["spec"]["jobTemplate"]["spec"]["template"]["spec"]
     volumes = {v["name"]: v for v in source["volumes"]}
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from ansible_collections.lcm.openstack.plugins.module_utils.phase import db_backup, service_database
+from ansible_collections.lcm.openstack.plugins.module_utils.phase import backup_cronjob, db_backup, service_database
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import DATABASE_JOBS
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.render import Rendered
@@ -83,8 +83,8 @@ def plan(phase_type: str, options: Mapping[str, Any], namespace: str, ref: str,
         if str(options.get("missing_job") or "fail") == "warn":
             return None, [text]
         raise PhaseError(text)
-    backup = db_backup.inspect(cronjob)
-    db_backup.check_scripts(backup, get("v1", "ConfigMap", backup.scripts_configmap) or {})
+    backup = backup_cronjob.inspect(cronjob)
+    backup_cronjob.check_scripts(backup, get("v1", "ConfigMap", backup.scripts_configmap) or {})
     database = src.get("database") or _one_database(rendered, phase_type)
     if step == "backup":
         job = db_backup.backup_job(cronjob, database, ref, namespace,

@@ -10,8 +10,8 @@ from typing import Any, Dict, List
 import pytest
 import yaml
 
-from ansible_collections.lcm.openstack.plugins.module_utils.phase import db_backup
-from ansible_collections.lcm.openstack.plugins.module_utils.phase.db_backup import BackupShapeError
+from ansible_collections.lcm.openstack.plugins.module_utils.phase import backup_cronjob, db_backup
+from ansible_collections.lcm.openstack.plugins.module_utils.phase.backup_cronjob import BackupShapeError
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
 from support.paths import UNIT_FIXTURES
 
@@ -46,14 +46,14 @@ def _env(container: Dict[str, Any]) -> Dict[str, Any]:
 
 
 def test_the_chart_cronjob_is_read_by_what_it_mounts(cronjob, hostpath_cronjob) -> None:
-    backup = db_backup.inspect(cronjob)
+    backup = backup_cronjob.inspect(cronjob)
     assert (backup.cronjob, backup.container, backup.script_path) == (
         "mariadb-backup", "mariadb-backup", "/tmp/backup_mariadb.sh")
     assert (backup.scripts_volume, backup.scripts_configmap) == ("mariadb-bin", "mariadb-bin")
     assert (backup.base_dir, backup.archive_volume, backup.archive_claim) == (
         "/var/backup", "mariadb-backup-dir", "mariadb-backup-data")
     assert not backup.node_local
-    local = db_backup.inspect(hostpath_cronjob)
+    local = backup_cronjob.inspect(hostpath_cronjob)
     assert local.node_local and local.archive_host_path == "/var/backup" and local.archive_claim is None
     assert db_backup.archive_dir(backup, "openstack") == "/var/backup/db/openstack/mariadb/archive"
     assert db_backup.archive_prefix("openstack", "keystone", REF) == f"mariadb.openstack.keystone.{REF}."
@@ -167,12 +167,12 @@ def test_a_node_pin_keeps_the_cronjobs_own_affinity(hostpath_cronjob) -> None:
 
 def test_the_scripts_configmap_must_hold_the_restore_scripts() -> None:
     configmap = _load("mariadb-bin-keys.yaml", "ConfigMap")
-    backup = db_backup.inspect(_load("mariadb-backup.out", "CronJob"))
-    db_backup.check_scripts(backup, configmap)
+    backup = backup_cronjob.inspect(_load("mariadb-backup.out", "CronJob"))
+    backup_cronjob.check_scripts(backup, configmap)
     for key in ("restore_mariadb.sh", "restore_main.sh"):
         del configmap["data"][key]
     with pytest.raises(BackupShapeError) as err:
-        db_backup.check_scripts(backup, configmap)
+        backup_cronjob.check_scripts(backup, configmap)
     assert str(err.value) == ("ConfigMap mariadb-bin (the scripts of CronJob mariadb-backup) has no "
                               "restore_mariadb.sh, restore_main.sh: turn on conf.backup.enabled in the "
                               "mariadb release")
