@@ -179,6 +179,11 @@ class Redactor:
             return [self.redact_deep(v) for v in data]
         return data
 
+    def scrub(self, exc: Any) -> None:
+        """Mask an error's message and details in place, before it is raised on (a PhaseError's)."""
+        exc.args = (self.redact(str(exc)),)
+        exc.details = self.redact_deep(getattr(exc, "details", {}))
+
 
 def embedded_credentials(text: str) -> List[str]:
     """The credentials a string carries by its shape, quotes stripped."""

@@ -71,8 +71,7 @@ class PhaseRunner:
         try:
             return self._present()
         except PhaseError as exc:
-            exc.args = (self.redactor.redact(str(exc)),)
-            exc.details = self.redactor.redact_deep(exc.details)
+            self.redactor.scrub(exc)
             raise
 
     def _present(self) -> Dict[str, Any]:

@@ -104,8 +104,7 @@ class TrafficRunner:
                 raise
             raise gone from exc
         except PhaseError as exc:
-            exc.args = (self.redactor.redact(str(exc)),)
-            exc.details = self.redactor.redact_deep(exc.details)
+            self.redactor.scrub(exc)
             raise
 
     def _run(self) -> Dict[str, Any]:

@@ -344,3 +344,13 @@ def test_a_credential_named_key_value_inside_text_is_masked(text: str, masked: s
 ])
 def test_text_without_a_credential_shape_is_left_alone(text: str) -> None:
     assert Redactor().redact(text) == text
+
+
+def test_scrub_masks_an_errors_message_and_details_in_place() -> None:
+    from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+    r = Redactor()
+    r.add_values({"conf": {"db_password": "Sw0rdf1sh-9"}})
+    exc = PhaseError("job failed: login Sw0rdf1sh-9 refused", stderr="Sw0rdf1sh-9", objects=[{"pw": "Sw0rdf1sh-9"}])
+    r.scrub(exc)
+    assert "Sw0rdf1sh-9" not in str(exc) and "Sw0rdf1sh-9" not in repr(exc.details)
+    assert str(exc).startswith("job failed: login ")
