@@ -56,12 +56,10 @@ class ReleaseLease(Lease):
                          labels={LABEL_RELEASE: release})
         self.release_name = release
 
-    def said(self, action: str, previous: str = "", stopped: Optional[str] = None) -> str:
-        if action == "took-over":
-            return (f"release {self.release_name}: Lease {self.name} taken over from {previous}, which stopped "
-                    f"renewing it at {stopped} (its run was killed or lost); look at the release's history")
-        verb = "renewed" if action == "renewed" else "taken"
-        return f"release {self.release_name}: Lease {self.name} {verb} by {self.holder}"
+    took_over_hint = " (its run was killed or lost); look at the release's history"
+
+    def label(self) -> str:
+        return f"release {self.release_name}: Lease {self.name}"
 
     def refusal(self, held: Holder, now: datetime, pending: str = "") -> PhaseError:
         return PhaseError(

@@ -188,10 +188,17 @@ class Lease:
         """What a holder held the Lease for, in a sentence."""
         return purpose
 
+    # How the messages name this Lease, and what a take-over adds (subclasses say more).
+    def label(self) -> str:
+        return f"Lease {self.name}"
+
+    took_over_hint = ""
+
     def said(self, action: str, previous: str = "", stopped: Optional[str] = None) -> str:
         if action == "took-over":
-            return f"Lease {self.name} taken over from {previous}, which stopped renewing it at {stopped}"
-        return f"Lease {self.name} {'renewed' if action == 'renewed' else 'taken'} by {self.holder}"
+            return (f"{self.label()} taken over from {previous}, which stopped renewing it at {stopped}"
+                    f"{self.took_over_hint}")
+        return f"{self.label()} {'renewed' if action == 'renewed' else 'taken'} by {self.holder}"
 
     def refusal(self, held: Holder, now: datetime) -> PhaseError:
         return PhaseError(f"Lease {self.name} in {self.namespace} is held by {held.identity} "

@@ -19,7 +19,7 @@ the holder, its flow and since when.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Optional
+from typing import Any
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.flow import FLOWS
@@ -48,12 +48,8 @@ class FlowLease(Lease):
         """A flow's name, or what a run outside any flow holds it for ("install phase")."""
         return f"{purpose} flow" if purpose in FLOWS else purpose
 
-    def said(self, action: str, previous: str = "", stopped: Optional[str] = None) -> str:
-        if action == "took-over":
-            return (f"{self.service}: flow lease {self.name} taken over from {previous}, "
-                    f"which stopped renewing it at {stopped}")
-        verb = "renewed" if action == "renewed" else "taken"
-        return f"{self.service}: flow lease {self.name} {verb} by {self.holder}"
+    def label(self) -> str:
+        return f"{self.service}: flow lease {self.name}"
 
     def refusal(self, held: Holder, now: datetime) -> PhaseError:
         return PhaseError(

@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, List, Mapping
+from typing import Any, Iterator, List, Mapping, Tuple
 
 from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.insights.base import (
     API_AVAILABILITY, ERROR, UPDATE_STALLED, Insight, Settings, Snapshot, condition, first_time, name_of,
@@ -20,22 +20,23 @@ def produce(snapshot: Snapshot, settings: Settings) -> List[Insight]:
     out = []
     for svc, deployment in Scope(snapshot).in_service(snapshot.deployments):
         name = name_of(deployment)
-        reference = f"kubectl describe deployment {name} -n {svc.namespace}"
-        available = condition(deployment, "Available")
-        if available is not None and available.get("status") == "False":
+        for kind, cond, impact, summary in _findings(deployment, name):
             out.append(new_insight(
-                NAME, "unavailable", svc.name, svc.namespace, "Deployment", name,
-                started_at=_since(available, snapshot), level=ERROR, impact=API_AVAILABILITY,
-                summary=f"Deployment {name} is not Available ({_replicas(deployment)})",
-                description=_said(available), reference=reference))
-        progressing = condition(deployment, "Progressing")
-        if progressing is not None and progressing.get("reason") == "ProgressDeadlineExceeded":
-            out.append(new_insight(
-                NAME, "progress-deadline", svc.name, svc.namespace, "Deployment", name,
-                started_at=_since(progressing, snapshot), level=ERROR, impact=UPDATE_STALLED,
-                summary=f"Deployment {name} passed its progress deadline",
-                description=_said(progressing), reference=reference))
+                NAME, kind, svc.name, svc.namespace, "Deployment", name,
+                started_at=_since(cond, snapshot), level=ERROR, impact=impact, summary=summary,
+                description=_said(cond), reference=f"kubectl describe deployment {name} -n {svc.namespace}"))
     return out
+
+
+def _findings(deployment: Mapping[str, Any], name: str) -> Iterator[Tuple[str, Mapping[str, Any], str, str]]:
+    """(insight kind, the condition that says so, impact, summary) for each thing wrong."""
+    available = condition(deployment, "Available")
+    if available is not None and available.get("status") == "False":
+        yield ("unavailable", available, API_AVAILABILITY,
+               f"Deployment {name} is not Available ({_replicas(deployment)})")
+    progressing = condition(deployment, "Progressing")
+    if progressing is not None and progressing.get("reason") == "ProgressDeadlineExceeded":
+        yield ("progress-deadline", progressing, UPDATE_STALLED, f"Deployment {name} passed its progress deadline")
 
 
 def _since(cond: Mapping[str, Any], snapshot: Snapshot) -> datetime:
