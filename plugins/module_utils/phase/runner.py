@@ -46,7 +46,6 @@ from ansible_collections.lcm.openstack.plugins.module_utils.kube.tracker import 
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.waiter import wait_for
 
 
-
 class PhaseRunner:
     def __init__(self, dyn: Any, req: PhaseRequest, check_mode: bool = False,
                  env: Optional[Mapping[str, str]] = None, parent: Optional[str] = None) -> None:

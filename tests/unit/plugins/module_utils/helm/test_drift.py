@@ -35,7 +35,7 @@ class _Helm:
         self.values, self.chart = values or {}, chart
 
     def show_chart(self, chart: str, version: Optional[str]) -> Dict[str, str]:
-        name, _, version = self.chart.rpartition("-")
+        name, version = self.chart.rsplit("-", 1)
         return {"name": name, "version": version}
 
     def get_values(self, release: str, namespace: str) -> Dict[str, Any]:

@@ -32,7 +32,7 @@ def _job(name: str, condition: Optional[str] = None, active: int = 0) -> Dict[st
 
 def _tracker() -> Tracker:
     return Tracker([Target("batch/v1", "Job", "keystone-db-sync"), Target("batch/v1", "Job", "keystone-bootstrap"),
-                     Target("v1", "ConfigMap", "keystone-bin", labelled=False)])
+                    Target("v1", "ConfigMap", "keystone-bin", labelled=False)])
 
 
 JOBS = _watch("Job", "batch/v1", [DB_SYNC, BOOTSTRAP])
@@ -187,7 +187,7 @@ class _Clock:
 
 def _pod_tracker(clock: Any = None, **policy: Any) -> Tracker:
     t = Tracker([Target("batch/v1", "Job", "keystone-db-sync"), Target("batch/v1", "Job", "keystone-bootstrap")],
-                 FailurePolicy(**policy), clock or _Clock())
+                FailurePolicy(**policy), clock or _Clock())
     t.seen(JOBS, [_owned_job("keystone-db-sync"), _owned_job("keystone-bootstrap")], full_list=True)
     return t
 
