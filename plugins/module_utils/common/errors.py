@@ -30,6 +30,16 @@ class PhaseFailed(PhaseError):
     """The phase ran and failed; `details` holds the Phase status."""
 
 
+class CrdMissing(PhaseError):
+    """The cluster does not serve one of the collection's CRDs. Callers that
+    can do without it (the UpdateStatus refresh) catch this type, never the
+    message."""
+
+    def __init__(self, message: str, kind: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
 class ObjectNotFound(PhaseError):
     """An object the task needs is not in `namespace`, which may itself be
     missing: a read of an object answers 404 for the object either way."""

@@ -19,17 +19,17 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import NotFoundError, ResourceNotFoundError
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError, path_gone
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import CrdMissing, PhaseError, path_gone
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import API_VERSION, GROUP
 
 PLURALS = {"Phase": "phases", "ServiceLifecycle": "servicelifecycles", "UpdateStatus": "updatestatuses"}
 _PLAIN = (str, bytes, int, float, bool, list, tuple, dict, type(None))
 
 
-def crd_missing(kind: str) -> PhaseError:
-    """The one message for a CRD of the collection that the cluster does not serve."""
-    return PhaseError(f"the {kind} CRD ({PLURALS[kind]}.{GROUP}) is not installed: "
-                      "run the lcm.openstack.crds role first")
+def crd_missing(kind: str) -> CrdMissing:
+    """The one error for a CRD of the collection that the cluster does not serve."""
+    return CrdMissing(f"the {kind} CRD ({PLURALS[kind]}.{GROUP}) is not installed: "
+                      "run the lcm.openstack.crds role first", kind)
 
 
 def lcm_resource(dyn: Any, kind: str) -> "CrdResource":

@@ -24,7 +24,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.assessm
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import DynamicApiError
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.crd import lcm_resource
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.objects import get_or_none
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError, api_error, is_authorization_denial
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import CrdMissing, PhaseError, api_error, is_authorization_denial
 from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.insights import Settings, Snapshot
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import (
     API_VERSION, FIELD_MANAGER, LIFECYCLE_KIND, PHASE_KIND,
@@ -123,9 +123,9 @@ def refresh(dyn: Any) -> str:
     singleton was refreshed (or its CRD is not installed), else a warning."""
     try:
         StatusKeeper(dyn).run()
+    except CrdMissing:
+        return ""
     except PhaseError as exc:
-        if "is not installed" in str(exc):
-            return ""
         return f"the UpdateStatus was not refreshed: {exc}"
     return ""
 

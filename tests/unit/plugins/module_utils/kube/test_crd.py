@@ -12,7 +12,7 @@ from kubernetes.dynamic.exceptions import NotFoundError, ResourceNotFoundError
 from kubernetes.watch.watch import Watch, _find_return_type
 
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.crd import CrdResource, crd_missing, lcm_resource
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import CrdMissing, PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.flow import LifecycleRequest, run as run_flow
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.info import list_lifecycle
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.record import Lifecycle
@@ -171,6 +171,7 @@ def test_a_crd_not_in_discovery_at_all_gives_the_same_line_everywhere() -> None:
         StatusKeeper(cluster)
     assert str(crd_missing("Phase")) == ("the Phase CRD (phases.lifecycle.openstack.org) is not installed: "
                                          "run the lcm.openstack.crds role first")
+    assert isinstance(crd_missing("Phase"), CrdMissing) and crd_missing("Phase").kind == "Phase"
 
 
 def test_the_service_lifecycle_flow_says_so_when_its_crd_went_away() -> None:

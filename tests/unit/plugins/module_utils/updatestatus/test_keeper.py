@@ -80,3 +80,24 @@ def test_every_namespace_read_is_none_unread() -> None:
 def test_any_other_failure_to_list_is_an_error() -> None:
     with pytest.raises(PhaseError, match="could not list pods in namespace theirs: HTTP 500"):
         update_status.StatusKeeper(_Cluster(broken=("theirs",))).snapshot(NOW)
+
+
+def test_refresh_is_quiet_only_when_the_crd_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The phase engine refreshes on a best-effort basis: a cluster without the
+    UpdateStatus CRD is fine (known by the error's type, not its words); any
+    other failure becomes a warning naming it."""
+    from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import CrdMissing
+
+    def missing(dyn: Any, *args: Any, **kwargs: Any) -> None:
+        raise CrdMissing("the UpdateStatus CRD is gone", "UpdateStatus")
+
+    monkeypatch.setattr(update_status.StatusKeeper, "__init__", missing)
+    assert update_status.refresh(object()) == ""
+
+    def denied(dyn: Any, *args: Any, **kwargs: Any) -> None:
+        raise PhaseError("the status could not be written: is not installed in the words only")
+
+    monkeypatch.setattr(update_status.StatusKeeper, "__init__", denied)
+    assert update_status.refresh(object()) == (
+        "the UpdateStatus was not refreshed: the status could not be written: is not installed in the words only")
+
