@@ -11,6 +11,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle import flo
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.connection import client, reported
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.record import Lifecycle
+from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.keeper import refresh
 
 
 @reported
@@ -42,6 +43,12 @@ def run_service_lifecycle(module: Any) -> None:
             result["lease"] = "released" if lease.release() else "not held by this run"
     except PhaseError as exc:
         module.fail_json(msg=str(exc))
+    if result["changed"] and not module.check_mode:
+        # The UpdateStatus follows the record, as after a phase (phase/record.py):
+        # a flow's start and end, a service Removed or Failed show at once.
+        warning = refresh(dyn)
+        if warning:
+            module.warn(warning)
     diff = result.pop("diff")
     if module._diff:
         result["diff"] = diff

@@ -14,7 +14,8 @@ way, and every way out of it must leave a Phase that tells the truth:
 - anything else (an API call that broke for good, a bug): the Phase is
   Failed saying so; if even that cannot be written (the apiserver is gone),
   it stays Running and the error says a re-run attaches to it;
-- ended (Succeeded or Failed): the ServiceLifecycle history has the outcome.
+- ended (Succeeded or Failed): the ServiceLifecycle history has the outcome,
+  and the UpdateStatus is refreshed again.
 
 Every failure leaves as PhaseFailed with `changed` true (the Phase was
 written) and the caller's details (what it applied, the Phase summary).
@@ -82,26 +83,31 @@ def refuse_concurrent(phases: Any, namespace: str, service: str, allowed: Collec
                 f"{service}; wait for it to end, or delete it, before {doing}")
 
 
-def started(dyn: Any, writer: StatusWriter, lifecycle: Lifecycle, warnings: List[str]) -> Dict[str, Any]:
-    """Mark the run started everywhere it shows; the Running Phase."""
+def _refreshed(dyn: Any, warnings: List[str]) -> None:
+    """The UpdateStatus follows the record: refreshed when the run starts (it
+    shows the phase as current while it runs) and when it ends, in this
+    process; the roles and flows run no refresh of their own."""
     # Imported here: update_status reads Phases through modules that import this one.
     from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.keeper import refresh
 
-    lifecycle.ensure()
-    phase = writer.start()
-    lifecycle.phase_started(phase)
-    warning = refresh(dyn)  # the UpdateStatus shows this phase as current while it runs
+    warning = refresh(dyn)
     if warning:
         warnings.append(warning)
-    return phase
 
 
 @contextlib.contextmanager
 def recorded(dyn: Any, writer: StatusWriter, lifecycle: Lifecycle,
-             details: Callable[[], Dict[str, Any]]) -> Iterator[StatusWriter]:
-    """The block does the phase's work; whatever leaves it, the record ends
-    true (see the module docstring). `details` gives what a PhaseFailed
-    carries besides the message, read after the failure was recorded."""
+             details: Callable[[], Dict[str, Any]], warnings: List[str]) -> Iterator[StatusWriter]:
+    """Mark the run started everywhere it shows (the ServiceLifecycle names
+    the Phase, the Phase is Running, the UpdateStatus shows it), then the
+    block does the phase's work; whatever leaves it, the record ends true
+    (see the module docstring). `details` gives what a PhaseFailed carries
+    besides the message, read after the failure was recorded; a refresh of
+    the UpdateStatus that failed is added to `warnings`."""
+    lifecycle.ensure()
+    writer.start()
+    lifecycle.phase_started(writer.phase)
+    _refreshed(dyn, warnings)
     name = writer.phase["metadata"]["name"]
     try:
         with interrupt.stopped_by_signal():
@@ -119,6 +125,7 @@ def recorded(dyn: Any, writer: StatusWriter, lifecycle: Lifecycle,
     finally:
         if (writer.phase.get("status") or {}).get("state") in (SUCCEEDED, FAILED):
             lifecycle.phase_ended(writer.phase)
+            _refreshed(dyn, warnings)
 
 
 def _interrupted(writer: StatusWriter, name: str, signal: str) -> str:

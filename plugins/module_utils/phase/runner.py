@@ -198,16 +198,15 @@ class PhaseRunner:
         name = phase["metadata"]["name"]
         writer = StatusWriter(self.phases, phase, objects, self.redactor)
         lifecycle = Lifecycle(self.dyn, req.namespace, req.service, req.release)
-        phase = phase_record.started(self.dyn, writer, lifecycle, self.warnings)
-        applier = Applier(self.dyn, req.namespace, users=self.users, earlier=earlier)
         labels = {LABEL_PHASE: name, LABEL_SERVICE: req.service, LABEL_TYPE: req.type}
-        owner = owner_reference(phase)
         applied: List[Applied] = []
         deadline = time.monotonic() + req.timeout
 
         def details() -> Dict[str, Any]:
             return {"changed": True, "phase": summary(writer.phase), "objects_applied": actions(applied)}
-        with phase_record.recorded(self.dyn, writer, lifecycle, details):
+        with phase_record.recorded(self.dyn, writer, lifecycle, details, self.warnings):
+            applier = Applier(self.dyn, req.namespace, users=self.users, earlier=earlier)
+            owner = owner_reference(writer.phase)
             for index, wave in enumerate(selection.waves(objects)):
                 writer.wave = index
                 done = [applier.apply(o.obj, owner, labels) for o in wave]

@@ -148,22 +148,23 @@ class TrafficRunner:
         writer = self.writer = StatusWriter(self.phases, phase, [], self.redactor)
         lifecycle = Lifecycle(self.dyn, req.namespace, req.service, req.release)
         warnings: List[str] = []
-        phase_record.started(self.dyn, writer, lifecycle, warnings)
-        if warnings:
-            result.setdefault("warnings", []).extend(warnings)
-        result["changed"] = True
-        with phase_record.recorded(self.dyn, writer, lifecycle, lambda: self._failed(result, writer)):
-            try:
-                if req.backend == "service_selector":
-                    message = self._select(plan, writer, result)
-                else:
-                    message = self._weigh(plan, writer, lifecycle, result)
-            except TrafficFailed as exc:
-                writer.failed(exc.reason, str(exc), plan.key)
-                raise PhaseFailed(writer.phase["status"]["message"], **self._failed(result, writer)) from exc
-            writer.succeeded(message)
-            result.update(phase=summary(writer.phase), message=message)
-            return result
+        try:
+            with phase_record.recorded(self.dyn, writer, lifecycle, lambda: self._failed(result, writer), warnings):
+                result["changed"] = True
+                try:
+                    if req.backend == "service_selector":
+                        message = self._select(plan, writer, result)
+                    else:
+                        message = self._weigh(plan, writer, lifecycle, result)
+                except TrafficFailed as exc:
+                    writer.failed(exc.reason, str(exc), plan.key)
+                    raise PhaseFailed(writer.phase["status"]["message"], **self._failed(result, writer)) from exc
+                writer.succeeded(message)
+                result.update(phase=summary(writer.phase), message=message)
+                return result
+        finally:
+            if warnings:  # the refreshes at the start and the end
+                result.setdefault("warnings", []).extend(warnings)
 
     @staticmethod
     def _failed(result: Dict[str, Any], writer: StatusWriter) -> Dict[str, Any]:

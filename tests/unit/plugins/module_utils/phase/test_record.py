@@ -22,6 +22,10 @@ class _Writer:
         self.broken = broken  # the apiserver is gone: no write lands
         self.notes: List[str] = []
 
+    def start(self) -> Dict[str, Any]:
+        self.phase["status"] = {"state": "Running"}
+        return self.phase
+
     def _write(self) -> None:
         if self.broken:
             raise ConnectionRefusedError(111, "Connection refused")
@@ -38,6 +42,13 @@ class _Writer:
 class _Lifecycle:
     def __init__(self) -> None:
         self.ended: List[str] = []
+        self.started: List[str] = []
+
+    def ensure(self) -> None:
+        pass
+
+    def phase_started(self, phase: Dict[str, Any]) -> None:
+        self.started.append(phase["status"]["state"])
 
     def phase_ended(self, phase: Dict[str, Any]) -> None:
         self.ended.append(phase["status"]["state"])
@@ -56,11 +67,38 @@ class _NoJobs:
         return {"items": []}
 
 
+@pytest.fixture(autouse=True)
+def refreshes(monkeypatch: pytest.MonkeyPatch) -> List[str]:
+    """The UpdateStatus refreshes the record makes, with the phase state at each."""
+    from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus import keeper
+
+    seen: List[str] = []
+    monkeypatch.setattr(keeper, "refresh", lambda dyn: seen.append("refresh") or "")
+    return seen
+
+
 def _run(writer: _Writer, lifecycle: _Lifecycle, body: Any) -> PhaseFailed:
     with pytest.raises(PhaseFailed) as caught:
-        with phase_record.recorded(_NoJobs(), writer, lifecycle, lambda: {"changed": True, "applied": 2}):
+        with phase_record.recorded(_NoJobs(), writer, lifecycle, lambda: {"changed": True, "applied": 2}, []):
             body()
     return caught.value
+
+
+def test_the_update_status_is_refreshed_when_the_run_starts_and_when_it_ends(
+        monkeypatch: pytest.MonkeyPatch, refreshes: List[str]) -> None:
+    from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus import keeper
+
+    writer, lifecycle, warnings = _Writer(), _Lifecycle(), []  # type: ignore[var-annotated]
+    with phase_record.recorded(_NoJobs(), writer, lifecycle, dict, warnings):
+        assert refreshes == ["refresh"] and lifecycle.started == ["Running"]
+        writer.phase["status"] = {"state": "Succeeded"}
+        monkeypatch.setattr(keeper, "refresh", lambda dyn: "the UpdateStatus was not refreshed: 403")
+    assert lifecycle.ended == ["Succeeded"] and warnings == ["the UpdateStatus was not refreshed: 403"]
+
+
+def test_an_interrupted_run_is_not_ended_and_not_refreshed_again(refreshes: List[str]) -> None:
+    _run(_Writer(), _Lifecycle(), lambda: os.kill(os.getpid(), signal.SIGINT))
+    assert refreshes == ["refresh"]
 
 
 def test_a_phase_error_fails_the_phase_and_ends_its_record() -> None:
