@@ -1,7 +1,7 @@
 # Copyright: lcm.openstack contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Reading one object: what it is, or None when it does not exist; and an
-object as a diff shows it.
+"""One object: reading it (what it is, or None when it does not exist),
+writing it by server-side apply, and showing it in a diff.
 
 Every record the collection keeps (Phase, ServiceLifecycle, UpdateStatus,
 Lease) and every object a traffic move reads is read this way, so that the
@@ -9,6 +9,12 @@ three answers are told apart once: the object, not found (None), and any
 other API error, worded by errors.api_error with the verb and the resource
 (a 403 names the permission to grant). The read is idempotent, so a
 transient failure is tried again (common/transient.py).
+
+Every object the collection owns fields of (a phase's objects, a traffic
+backend's selector or weight, a ServiceLifecycle's spec, the UpdateStatus) is
+written by one server-side apply under a field manager of the collection,
+taking over the fields it sets (force): sending the same intent again, after
+a broken connection, gives the same result.
 """
 
 from __future__ import annotations
@@ -18,7 +24,8 @@ from typing import Any, Dict, Optional
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common import transient
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import DynamicApiError, NotFoundError
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import api_error
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError, api_error, api_reason
+from ansible_collections.lcm.openstack.plugins.module_utils.common.model import FIELD_MANAGER
 from ansible_collections.lcm.openstack.plugins.module_utils.common.redact import mask_secret
 
 
@@ -31,6 +38,31 @@ def get_or_none(res: Any, name: str, namespace: Optional[str] = None) -> Optiona
     except DynamicApiError as exc:
         raise api_error(exc, "get", getattr(res, "name", "") or str(getattr(res, "kind", "objects")),
                         namespace) from exc
+
+
+def server_side_apply(res: Any, body: Dict[str, Any], namespace: Optional[str] = None,
+                      manager: str = FIELD_MANAGER, dry_run: bool = False) -> Dict[str, Any]:
+    """Apply `body` under `manager` (see the module docstring); the object as
+    the apiserver returns it. API errors are raised as they are, for a
+    caller that words them itself (phase/apply.py tells a dry run's
+    admission quirks apart); `applied` words them for everyone else."""
+    kwargs = {"dry_run": "All"} if dry_run else {}
+    return transient.retry(lambda: res.server_side_apply(
+        body=body, name=body["metadata"]["name"], namespace=namespace, field_manager=manager,
+        force_conflicts=True, **kwargs).to_dict())
+
+
+def applied(res: Any, body: Dict[str, Any], namespace: Optional[str] = None, manager: str = FIELD_MANAGER,
+            dry_run: bool = False, what: str = "") -> Dict[str, Any]:
+    """server_side_apply, an error worded: a refused object (400, 422) with the
+    apiserver's reason, anything else by errors.api_error."""
+    try:
+        return server_side_apply(res, body, namespace, manager, dry_run)
+    except DynamicApiError as exc:
+        if exc.status in (400, 422):
+            raise PhaseError(f"the apiserver refused {body['kind']} {body['metadata']['name']}: "
+                             f"{api_reason(exc)}") from exc
+        raise api_error(exc, "patch", what or getattr(res, "name", "") or "objects", namespace) from exc
 
 
 _VOLATILE_META = ("managedFields", "resourceVersion", "generation", "uid", "creationTimestamp")

@@ -16,10 +16,10 @@ from typing import Any, Callable, Dict, Optional, Sequence
 from ansible_collections.lcm.openstack.plugins.module_utils.common import transient
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import ConflictError, DynamicApiError
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.crd import lcm_resource
-from ansible_collections.lcm.openstack.plugins.module_utils.kube.objects import get_or_none
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.objects import applied, get_or_none
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError, api_error
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import (
-    API_VERSION, FAILED, FIELD_MANAGER, LABEL_SERVICE, LIFECYCLE_KIND, RUNNING_STATE, SUCCEEDED,
+    API_VERSION, FAILED, LABEL_SERVICE, LIFECYCLE_KIND, RUNNING_STATE, SUCCEEDED,
 )
 
 HISTORY_LIMIT = 50
@@ -48,11 +48,7 @@ class Lifecycle:
                 "metadata": {"name": self.service, "namespace": self.namespace,
                              "labels": {LABEL_SERVICE: self.service}},
                 "spec": spec}
-        try:
-            return self.res.server_side_apply(body=body, name=self.service, namespace=self.namespace,
-                                              field_manager=FIELD_MANAGER, force_conflicts=True).to_dict()
-        except DynamicApiError as exc:
-            raise api_error(exc, "patch", "servicelifecycles", self.namespace) from exc
+        return applied(self.res, body, self.namespace, what="servicelifecycles")
 
     def running_flow(self) -> str:
         """name/startedAt of the flow running on the service, or ''."""

@@ -36,7 +36,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils.phase.ownership impo
     LABEL_PHASE_UID, RELEASE, SHARE, WORK_KINDS, Key, decide, of_phase,
 )
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.deletion import delete_and_wait
-from ansible_collections.lcm.openstack.plugins.module_utils.kube.objects import comparable
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.objects import comparable, server_side_apply
 
 CREATED, UPDATED, UNCHANGED, REPLACED, SHARED = "created", "updated", "unchanged", "replaced", "shared"
 
@@ -184,14 +184,9 @@ class Applier:
             result.note = f"{result.note}; {note}" if result.note else note
 
     def _server_side_apply(self, res: Any, obj: Dict[str, Any], name: str) -> Dict[str, Any]:
-        kwargs = {"dry_run": "All"} if self.dry_run else {}
-
         def call(body: Dict[str, Any]) -> Dict[str, Any]:
-            # A server-side apply may be sent again: the same intent, the same result.
-            return transient.retry(lambda: res.server_side_apply(
-                body=body, name=name, namespace=self.namespace, field_manager=FIELD_MANAGER,
-                force_conflicts=True, **kwargs).to_dict())
-        return self._validated(call, res, obj, "patch")
+            return server_side_apply(res, body, self.namespace, dry_run=self.dry_run)
+        return self._validated(call, res, obj, "patch", name)
 
     def _validate_as_new(self, res: Any, obj: Dict[str, Any]) -> None:
         probe = copy.deepcopy(obj)

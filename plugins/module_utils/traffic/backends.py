@@ -12,12 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, List
 
-from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import (
-    DynamicApiError, ResourceNotFoundError,
-)
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import ObjectNotFound, PhaseError, api_error, api_reason
+from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import ResourceNotFoundError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import ObjectNotFound, PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import FIELD_MANAGER, GROUP
-from ansible_collections.lcm.openstack.plugins.module_utils.kube.objects import get_or_none
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.objects import applied, get_or_none
 
 TRAFFIC_MANAGER = f"{FIELD_MANAGER}-traffic"
 BACKENDS = ("service_selector", "ingress_canary", "openshift_route")
@@ -84,12 +82,4 @@ def resource(dyn: Any, api_version: str, kind: str, hint: str = "") -> Any:
 
 def apply(res: Any, body: Dict[str, Any], namespace: str, dry_run: bool = False) -> Dict[str, Any]:
     """Server-side apply under the traffic field manager, taking over what it sets."""
-    kwargs = {"dry_run": "All"} if dry_run else {}
-    try:
-        return res.server_side_apply(body=body, name=body["metadata"]["name"], namespace=namespace,
-                                     field_manager=TRAFFIC_MANAGER, force_conflicts=True, **kwargs).to_dict()
-    except DynamicApiError as exc:
-        if exc.status in (400, 422):
-            raise PhaseError(f"the apiserver refused {body['kind']} {body['metadata']['name']}: "
-                             f"{api_reason(exc)}") from exc
-        raise api_error(exc, "patch", res.name, namespace) from exc
+    return applied(res, body, namespace, TRAFFIC_MANAGER, dry_run)

@@ -23,11 +23,11 @@ from typing import Any, Dict, List, Optional
 from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.assessment import cluster_status
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import DynamicApiError
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.crd import lcm_resource
-from ansible_collections.lcm.openstack.plugins.module_utils.kube.objects import get_or_none
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.objects import applied, get_or_none
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import CrdMissing, PhaseError, api_error, is_authorization_denial
 from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.insights import Settings, Snapshot
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import (
-    API_VERSION, FIELD_MANAGER, LIFECYCLE_KIND, PHASE_KIND,
+    API_VERSION, LIFECYCLE_KIND, PHASE_KIND,
 )
 from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.report import report
 
@@ -108,14 +108,9 @@ class StatusKeeper:
     def _write(self, status: Dict[str, Any], create: bool) -> None:
         body = {"apiVersion": API_VERSION, "kind": KIND, "metadata": {"name": NAME,
                 "labels": {"app.kubernetes.io/managed-by": "lcm.openstack"}}}
-        try:
-            if create:
-                self.res.server_side_apply(body=dict(body, spec={}), name=NAME, field_manager=FIELD_MANAGER,
-                                           force_conflicts=True)
-            self.res.status.server_side_apply(body=dict(body, status=status), name=NAME,
-                                              field_manager=FIELD_MANAGER, force_conflicts=True)
-        except DynamicApiError as exc:
-            raise api_error(exc, "patch", "updatestatuses/status", None) from exc
+        if create:
+            applied(self.res, dict(body, spec={}), what="updatestatuses")
+        applied(self.res.status, dict(body, status=status), what="updatestatuses/status")
 
 
 def refresh(dyn: Any) -> str:
