@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+import re
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import pytest
@@ -451,3 +452,24 @@ def test_a_selector_rollout_records_the_endpoints(run: Any) -> None:
     assert result["endpoints"] == [{"pod": "web-green-1", "ready": True, "track": "green"}]
     assert _only_phase(dyn)["status"]["message"] == "Service web selects track=green: 1 ready endpoint(s)"
     assert result["steps_done"] == []
+
+
+# -- labels and names of the steps --------------------------------------------------------
+
+DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+
+
+def test_step_label() -> None:
+    assert traffic.step_label(50, [10, 50, 100]) == "weight 50% (step 2/3)"
+    assert traffic.step_label(100, [10, 50, 100]) == "weight 100% (step 3/3)"
+
+
+def test_check_phase_names_fit_a_label_and_differ_per_step_and_parent() -> None:
+    names: Dict[tuple, str] = {}
+    for parent in ("keystone-trafficrollout-1a2b3c4d", "keystone-trafficrollout-5e6f7a8b"):
+        for step in (1, 2, 3):
+            names[(parent, step)] = traffic.check_phase_name("keystone", parent, step)
+    assert len(set(names.values())) == 6
+    assert all(n.startswith("keystone-test-") and DNS_LABEL.match(n) for n in names.values())
+    long = traffic.check_phase_name("r" * 60, "p", 1)
+    assert len(long) <= 63 and DNS_LABEL.match(long)
