@@ -128,4 +128,3 @@ def test_a_denied_apply_names_the_resource_it_patched() -> None:
     with pytest.raises(PhaseError) as raised:
         applied(_Applying([denied]), dict(BODY, kind="UpdateStatus"), what="updatestatuses/status")
     assert "patch updatestatuses/status" in str(raised.value)
-

@@ -215,4 +215,3 @@ def test_a_command_that_does_more_than_the_script_is_refused(cronjob) -> None:
     with pytest.raises(BackupShapeError) as err:
         db_backup.backup_job(cronjob, "keystone", REF, "openstack")
     assert "container mariadb-backup does not end its command with /tmp/backup_mariadb.sh" in str(err.value)
-

@@ -100,4 +100,3 @@ def test_refresh_is_quiet_only_when_the_crd_is_missing(monkeypatch: pytest.Monke
     monkeypatch.setattr(update_status.StatusKeeper, "__init__", denied)
     assert update_status.refresh(object()) == (
         "the UpdateStatus was not refreshed: the status could not be written: is not installed in the words only")
-
