@@ -74,14 +74,18 @@ from ansible_collections.lcm.openstack.plugins.module_utils.adapter.common impor
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.helm_release_info import run_helm_release_info
 
 
-def main():
+def argument_spec():
     spec = helm_argument_spec()
     spec.update(
         name=dict(type="str", aliases=["release_name"]),
         namespace=dict(type="str", required=True, aliases=["release_namespace"]),
         get_all_values=dict(type="bool", default=False),
     )
-    module = AnsibleHelmModule(argument_spec=spec, mutually_exclusive=HELM_AUTH_MUTUALLY_EXCLUSIVE,
+    return spec
+
+
+def main():
+    module = AnsibleHelmModule(argument_spec=argument_spec(), mutually_exclusive=HELM_AUTH_MUTUALLY_EXCLUSIVE,
                                supports_check_mode=True)
     run_helm_release_info(module)
 

@@ -510,7 +510,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils.adapter.common impor
     auth_argument_spec, source_options, service_argument_spec,
 )
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.phase import run_phase
-from ansible_collections.lcm.openstack.plugins.module_utils.common.model import PHASE_TYPES
+from ansible_collections.lcm.openstack.plugins.module_utils.common.model import PHASE_TYPES, TRAFFIC_BACKENDS
 
 MISSING_JOB = dict(type="str", choices=["fail", "warn"])
 BACKUP = dict(type="dict", options=dict(cronjob=dict(type="str"), namespace=dict(type="str"),
@@ -541,7 +541,7 @@ def argument_spec():
             purge_database=dict(type="bool"), keep_history=dict(type="bool"), missing_job=MISSING_JOB)),
         test=dict(type="dict", options=dict(timeout=dict(type="int"))),
         traffic=dict(type="dict", options=dict(
-            backend=dict(type="str", choices=["service_selector", "ingress_canary", "openshift_route"]),
+            backend=dict(type="str", choices=list(TRAFFIC_BACKENDS)),
             steps=dict(type="list", elements="int"),
             drain_grace_seconds=dict(type="int"))),
     )

@@ -83,19 +83,23 @@ lifecycles:
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.common import auth_argument_spec
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.phase_info import run_phase_info
-from ansible_collections.lcm.openstack.plugins.module_utils.common.model import PHASE_TYPES
+from ansible_collections.lcm.openstack.plugins.module_utils.common.model import PHASE_STATES, PHASE_TYPES
 
 
-def main():
+def argument_spec():
     spec = dict(
         namespace=dict(type="str"),
         service=dict(type="str"),
         type=dict(type="str", choices=list(PHASE_TYPES)),
-        state=dict(type="str", choices=["Pending", "Running", "Succeeded", "Failed"]),
+        state=dict(type="str", choices=list(PHASE_STATES)),
         name=dict(type="str"),
     )
     spec.update(auth_argument_spec())
-    module = AnsibleK8SModule(argument_spec=spec, supports_check_mode=True)
+    return spec
+
+
+def main():
+    module = AnsibleK8SModule(argument_spec=argument_spec(), supports_check_mode=True)
     run_phase_info(module)
 
 

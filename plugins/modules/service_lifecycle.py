@@ -164,9 +164,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils.adapter.common impor
     auth_argument_spec, service_argument_spec,
 )
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.service_lifecycle import run_service_lifecycle
-
-STATES = ["Planning", "Installing", "Testing", "Operational", "Draining", "Upgrading", "RollingBack",
-          "Removing", "Removed", "Failed"]
+from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.flow import FLOW_ACTIONS, FLOW_RESULTS, FLOWS, SERVICE_STATES
 
 
 def argument_spec():
@@ -174,15 +172,15 @@ def argument_spec():
         namespace=dict(type="str", required=True),
         depends_on=dict(type="list", elements="str"),
         require_dependencies=dict(type="bool", default=True),
-        lifecycle_state=dict(type="str", choices=STATES),
+        lifecycle_state=dict(type="str", choices=list(SERVICE_STATES)),
         reason=dict(type="str"),
         flow=dict(type="dict", options=dict(
-            name=dict(type="str", required=True, choices=["greenfield", "update", "rollback", "remove"]),
-            action=dict(type="str", required=True, choices=["start", "end"]),
+            name=dict(type="str", required=True, choices=list(FLOWS)),
+            action=dict(type="str", required=True, choices=list(FLOW_ACTIONS)),
             planned=dict(type="list", elements="str"),
             target_version=dict(type="str"),
             from_revision=dict(type="int"),
-            result=dict(type="str", choices=["Succeeded", "Failed", "RolledBack"]),
+            result=dict(type="str", choices=list(FLOW_RESULTS)),
         )),
     )
     spec.update(service_argument_spec())

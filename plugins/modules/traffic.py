@@ -320,17 +320,18 @@ from ansible_collections.lcm.openstack.plugins.module_utils.adapter.common impor
     auth_argument_spec, source_options, service_argument_spec,
 )
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.traffic import run
+from ansible_collections.lcm.openstack.plugins.module_utils.traffic.backends import ACTIONS, BACKENDS, SELECTOR_MODES
 
 
 def argument_spec():
     spec = dict(
-        action=dict(type="str", required=True, choices=["drain", "rollout"]),
+        action=dict(type="str", required=True, choices=list(ACTIONS)),
         namespace=dict(type="str", required=True),
         target_version=dict(type="str"),
         backend=dict(type="str", default="service_selector",
-                     choices=["service_selector", "ingress_canary", "openshift_route"]),
+                     choices=list(BACKENDS)),
         selector_service=dict(type="str"),
-        selector_mode=dict(type="str", default="gate", choices=["gate", "track"]),
+        selector_mode=dict(type="str", default="gate", choices=list(SELECTOR_MODES)),
         selector_label=dict(type="str", default="track"),
         track=dict(type="str"),
         fallback_track=dict(type="str"),

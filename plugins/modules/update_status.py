@@ -113,11 +113,12 @@ report_lines:
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.common import auth_argument_spec
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.update_status import run_update_status
+from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.report import DETAILS
 
 
 def argument_spec():
     spec = dict(
-        details=dict(type="str", default="none", choices=["none", "phases", "health", "all"]),
+        details=dict(type="str", default="none", choices=list(DETAILS)),
         pod_unready_minutes=dict(type="int", default=5),
         job_expected_seconds=dict(type="int", default=600),
         stall_margin_seconds=dict(type="int", default=600),

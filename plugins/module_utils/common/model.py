@@ -38,6 +38,10 @@ RUNNING_STATE = {
 
 # Phase states (status.state) and object states (kstatus words).
 PENDING, RUNNING, SUCCEEDED, FAILED = "Pending", "Running", "Succeeded", "Failed"
+PHASE_STATES = (PENDING, RUNNING, SUCCEEDED, FAILED)
+
+# How a traffic phase moves the traffic (traffic/backends.py); a Phase records it.
+TRAFFIC_BACKENDS = ("service_selector", "ingress_canary", "openshift_route")
 
 # openstack-helm template names per phase type, as globs on the template path
 # inside the chart. Each phase also takes the Secrets and ConfigMaps its

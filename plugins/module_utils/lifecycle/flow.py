@@ -24,6 +24,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.record imp
 from ansible_collections.lcm.openstack.plugins.module_utils.common.timefmt import duration_or_dash, now_text as now, seconds_between
 
 FLOWS = ("greenfield", "update", "rollback", "remove")
+FLOW_ACTIONS = ("start", "end")
 FLOW_RESULTS = ("Succeeded", "Failed", "RolledBack")
 SERVICE_STATES = ("Planning", "Installing", "Testing", "Operational", "Draining", "Upgrading",
                   "RollingBack", "Removing", "Removed", "Failed")

@@ -14,11 +14,11 @@ from typing import Any, Dict, List
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import ResourceNotFoundError
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import ObjectNotFound, PhaseError
-from ansible_collections.lcm.openstack.plugins.module_utils.common.model import FIELD_MANAGER, GROUP
+from ansible_collections.lcm.openstack.plugins.module_utils.common.model import FIELD_MANAGER, GROUP, TRAFFIC_BACKENDS
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.objects import applied, get_or_none
 
 TRAFFIC_MANAGER = f"{FIELD_MANAGER}-traffic"
-BACKENDS = ("service_selector", "ingress_canary", "openshift_route")
+BACKENDS = TRAFFIC_BACKENDS
 ACTIONS = ("drain", "rollout")
 # How the service_selector backend moves traffic: gate (the release's own
 # selector, closed by a key no pod carries) or track (blue/green on a label).
