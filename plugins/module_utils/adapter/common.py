@@ -47,6 +47,14 @@ def source_options() -> Dict[str, Any]:
     )
 
 
+def given(params: Dict[str, Any], *names: str) -> Dict[str, Any]:
+    """The parameters among `names` that hold a value. Ansible has filled in
+    the argument spec's defaults; an option without one is left out, and the
+    engine's request takes its own default. No default is written twice, and
+    a value given (0, '', False) is never replaced by one."""
+    return {name: params[name] for name in names if params.get(name) is not None}
+
+
 def forget_secrets(module: Any, runner: Any) -> None:
     """Mask every credential the engine found (in values and rendered Secrets)
     wherever Ansible prints the result, the echoed module arguments included."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Dict
 
-from ansible_collections.lcm.openstack.plugins.module_utils.adapter.common import mask, mask_release_params, warn
+from ansible_collections.lcm.openstack.plugins.module_utils.adapter.common import given, mask, mask_release_params, warn
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.connection import helm_kube_client, reported
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.helm import helm_cli
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
@@ -16,18 +16,11 @@ from ansible_collections.lcm.openstack.plugins.module_utils.helm.release import 
 
 def release_request(params: Dict[str, Any]) -> ReleaseRequest:
     return ReleaseRequest(
-        name=params["name"], namespace=params["namespace"], chart=params.get("chart"),
-        chart_version=params.get("chart_version"),
+        name=params["name"], namespace=params["namespace"],
         values=merge_values(params.get("values") or {}, params.get("secret_values") or {}),
-        values_files=params.get("values_files") or (), set_values=params.get("set_values") or (),
-        create_namespace=params.get("create_namespace", False), atomic=params.get("atomic", False),
-        wait=params.get("wait", True), helm_wait=params.get("helm_wait", False),
-        timeout=params.get("timeout") or 300, force=params.get("force", False),
-        reset_values=params.get("reset_values", False), reuse_values=params.get("reuse_values", False),
-        history_max=params.get("history_max"), description=params.get("description"),
-        revision=params.get("revision"), keep_history=params.get("keep_history", False),
-        server_side=params.get("server_side"), disable_jobs=params.get("disable_jobs", False),
-        purge_kept=params.get("purge_kept", False))
+        **given(params, "chart", "chart_version", "values_files", "set_values", "create_namespace", "atomic",
+                "wait", "helm_wait", "timeout", "force", "reset_values", "reuse_values", "history_max",
+                "description", "revision", "keep_history", "server_side", "disable_jobs", "purge_kept"))
 
 
 @reported

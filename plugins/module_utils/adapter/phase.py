@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from ansible_collections.lcm.openstack.plugins.module_utils.adapter.common import forget_secrets, mask_phase_params
+from ansible_collections.lcm.openstack.plugins.module_utils.adapter.common import forget_secrets, given, mask_phase_params
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.connection import client, reported
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import yaml
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
@@ -19,18 +19,11 @@ def request_from_params(params: Dict[str, Any]) -> PhaseRequest:
     src = params.get("source") or {}
     return PhaseRequest(
         type=params["type"], service=params["service"], release=params.get("release") or params["service"],
-        namespace=params["namespace"], name=params.get("name"),
-        target_version=params.get("target_version") or "",
-        source=Source(chart=src.get("chart"), chart_version=src.get("chart_version"),
-                      values=src.get("values"), values_files=src.get("values_files") or (),
-                      templates=src.get("templates"), selection=src.get("selection"),
-                      stage_value=src.get("stage_value") or "lifecycle.phase",
-                      manifests=src.get("manifests"),
-                      values_from_release=bool(src.get("values_from_release"))),
-        release_revision=params.get("release_revision"),
-        blocks={b: params.get(b) for b in BLOCK_NAMES},
-        timeout=params.get("timeout") or 600, wait=params.get("wait", True),
-        helm_binary=params.get("binary_path"))
+        namespace=params["namespace"],
+        source=Source(**given(src, "chart", "chart_version", "values", "values_files", "templates", "selection",
+                              "stage_value", "manifests", "values_from_release")),
+        blocks={b: params.get(b) for b in BLOCK_NAMES}, helm_binary=params.get("binary_path"),
+        **given(params, "name", "target_version", "release_revision", "timeout", "wait"))
 
 
 @reported

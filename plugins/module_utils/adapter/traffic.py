@@ -9,7 +9,7 @@ from typing import Any, Dict
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import yaml
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
-from ansible_collections.lcm.openstack.plugins.module_utils.adapter.common import forget_secrets
+from ansible_collections.lcm.openstack.plugins.module_utils.adapter.common import forget_secrets, given
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.connection import client, reported
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.phase import request_from_params
 from ansible_collections.lcm.openstack.plugins.module_utils.common.redact import Redactor
@@ -25,23 +25,15 @@ def request(p: Dict[str, Any]) -> TrafficRequest:
     check = None
     if p.get("check"):
         c = p["check"]
-        test = request_from_params({
-            "type": "test", "service": service, "release": release, "namespace": p["namespace"],
-            "target_version": p.get("target_version"), "source": c.get("source") or {},
-            "timeout": c.get("timeout")}) if c.get("test_phase") else None
-        check = Check(url=c.get("url"), expect_status=c.get("expect_status") or 200, timeout=c.get("timeout"),
-                      test=test)
+        test = request_from_params(dict(
+            given(c, "source", "timeout"), type="test", service=service, release=release,
+            namespace=p["namespace"], target_version=p.get("target_version"))) if c.get("test_phase") else None
+        check = Check(test=test, **given(c, "url", "expect_status", "timeout"))
     return TrafficRequest(
-        action=p["action"], service=service, release=release, namespace=p["namespace"],
-        backend=p.get("backend") or "service_selector", target_version=p.get("target_version") or "",
-        selector_service=p.get("selector_service"), selector_mode=p.get("selector_mode") or "gate",
-        selector_label=p.get("selector_label") or "track",
-        track=p.get("track"), fallback_track=p.get("fallback_track"),
-        min_ready=1 if p.get("min_ready") is None else p["min_ready"],
-        ingress=p.get("ingress"), route=p.get("route"), canary_service=p.get("canary_service"),
-        canary_port=p.get("canary_port"), steps=p.get("steps") or (10, 50, 100),
-        pause_seconds=p.get("pause_seconds") or 0, check=check, timeout=p.get("timeout") or 300,
-        drain_grace_seconds=p.get("drain_grace_seconds"))
+        action=p["action"], service=service, release=release, namespace=p["namespace"], check=check,
+        **given(p, "backend", "target_version", "selector_service", "selector_mode", "selector_label", "track",
+                "fallback_track", "min_ready", "ingress", "route", "canary_service", "canary_port", "steps",
+                "pause_seconds", "timeout", "drain_grace_seconds"))
 
 
 def mask_params(params: Dict[str, Any], redactor: Redactor) -> None:

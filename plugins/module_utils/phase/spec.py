@@ -98,6 +98,8 @@ class PhaseRequest:
     def validate(self) -> None:
         if self.type not in PHASE_TYPES:
             raise PhaseError(f"unknown phase type {self.type!r}; use one of {', '.join(PHASE_TYPES)}")
+        if self.timeout < 1:
+            raise PhaseError(f"timeout must be at least 1 second, not {self.timeout}")
         if self.source.values is not None and not isinstance(self.source.values, Mapping):
             raise PhaseError(f"source.values must be a mapping of chart values, not "
                              f"{type(self.source.values).__name__}")

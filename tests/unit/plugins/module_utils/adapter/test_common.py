@@ -154,3 +154,11 @@ def test_a_module_that_cannot_reach_the_apiserver_fails_with_one_line() -> None:
         raise KeyError("metadata")
     with pytest.raises(KeyError):  # not a connection failure: raised as it is
         buggy(_Module())
+
+
+def test_given_keeps_every_value_set_and_leaves_out_only_none() -> None:
+    from ansible_collections.lcm.openstack.plugins.module_utils.adapter.common import given
+
+    params = {"timeout": 0, "wait": False, "name": "", "release_revision": None, "other": 1}
+    assert given(params, "timeout", "wait", "name", "release_revision", "missing") == {
+        "timeout": 0, "wait": False, "name": ""}
