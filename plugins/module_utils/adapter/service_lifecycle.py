@@ -8,6 +8,7 @@ from typing import Any
 
 from ansible_collections.lcm.openstack.plugins.module_utils.kube import lease_renewer
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle import flow, flow_lease
+from ansible_collections.lcm.openstack.plugins.module_utils.adapter.common import given
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.connection import client, reported
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.record import Lifecycle
@@ -21,11 +22,9 @@ def run_service_lifecycle(module: Any) -> None:
     f = p.get("flow") or {}
     req = flow.LifecycleRequest(
         service=p["service"], release=p.get("release") or p["service"], namespace=p["namespace"],
-        depends_on=p.get("depends_on"), lifecycle_state=p.get("lifecycle_state"), message=p.get("reason") or "",
-        flow=f.get("name"), flow_action=f.get("action"), planned=f.get("planned") or (),
-        target_version=f.get("target_version") or "", from_revision=f.get("from_revision") or 0,
-        result=f.get("result"),
-        require_dependencies=p.get("require_dependencies", True))
+        flow=f.get("name"), flow_action=f.get("action"), message=p.get("reason") or "",
+        **given(p, "depends_on", "lifecycle_state", "require_dependencies"),
+        **given(f, "planned", "target_version", "from_revision", "result"))
     lease = None if module.check_mode or req.flow_action not in ("start", "end") else \
         flow_lease.FlowLease(dyn, req.namespace, req.service, flow_lease.holder_identity())
     try:
