@@ -9,12 +9,13 @@ object of its own replaces the base's of the same kind, namespace and name.
 
 from __future__ import annotations
 
+import copy
 import re
 from typing import Any, Dict, List, Tuple
 
 import yaml
 
-from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.insights import Snapshot
+from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.insights import Settings, Snapshot
 from ansible_collections.lcm.openstack.plugins.module_utils.common.timefmt import parse_time
 from support.paths import ROOT
 
@@ -46,6 +47,23 @@ def snapshot(name: str) -> Snapshot:
 
 def scenarios() -> List[str]:
     return sorted(p.stem for p in FIXTURES.glob("*.yaml"))
+
+
+def found_by(producer: Any, name: str) -> List[str]:
+    """What `producer` alone finds in scenario `name`, as Kind/name of each
+    insight's main resource, sorted; it must leave the snapshot as it was."""
+    snap = snapshot(name)
+    before = copy.deepcopy(snap)
+    found = sorted(f"{i.resources[0]['kind']}/{i.resources[0]['name']}"
+                   for i in producer.produce(snap, Settings()))
+    assert snap == before, f"the {producer.NAME} producer modified the snapshot"
+    return found
+
+
+def expected_of(producer: Any, name: str) -> List[str]:
+    """What scenario `name` expects of `producer`: none at all in a scenario
+    made for another producer, which makes each a negative case for it."""
+    return sorted(e["resource"] for e in load(name).get("expect") or [] if e["producer"] == producer.NAME)
 
 
 def status_schema() -> Dict[str, Any]:
@@ -84,3 +102,10 @@ def schema_errors(value: Any, schema: Dict[str, Any], path: str = "status") -> L
         for index, item in enumerate(value):
             errors += schema_errors(item, schema.get("items") or {}, f"{path}[{index}]")
     return errors
+
+
+def uids(snap: Snapshot) -> Dict[str, str]:
+    """name of each insight's main resource -> its uid, all producers together."""
+    from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.insights import produce_all
+
+    return {i.resources[0]["name"]: i.uid for i in produce_all(snap, Settings())}

@@ -1,4 +1,5 @@
-"""plugins/module_utils/updatestatus/insights: each producer on scenarios of cluster objects.
+"""plugins/module_utils/updatestatus/insights/__init__.py: every producer together on
+scenarios of cluster objects (each producer alone: test_<producer>.py).
 
 A scenario (fixtures/update_status/<name>.yaml) lists every insight all the
 producers together must find in it, and nothing else: an object it does not
@@ -9,8 +10,7 @@ threshold, the failure of an earlier flow) is a negative case.
 from __future__ import annotations
 
 import copy
-from datetime import timedelta
-from typing import Any, Dict, List
+from typing import Dict, List
 
 import pytest
 
@@ -19,7 +19,6 @@ from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.insight
     IMPACTS, LEVELS, PRODUCERS, Insight, Settings, Snapshot, produce_all,
 )
 from ansible_collections.lcm.openstack.plugins.module_utils.common.timefmt import format_time, parse_time
-from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.insights.scope import Scope
 from support.update_status import load, scenarios, snapshot
 
 EXPECT_KEYS = {"producer", "resource", "resources", "level", "type", "startedAt", "summary", "summary_contains",
@@ -75,100 +74,6 @@ def test_every_producer_is_registered_once_and_named_after_its_module() -> None:
     assert len({p.NAME for p in PRODUCERS}) == len(PRODUCERS) == 7
     for producer in PRODUCERS:
         assert producer.__name__.rsplit(".", 1)[-1] == producer.NAME
-
-
-def test_each_producer_runs_on_its_own() -> None:
-    found = insights.pods.produce(snapshot("pods"), Settings())
-    assert {i.uid.split("-")[0] for i in found} == {"pods"} and len(found) == 4
-    assert insights.pods.produce(snapshot("releases"), Settings()) == []
-
-
-@pytest.mark.parametrize("minutes, expected", [(3, 5), (5, 4), (6, 4), (7, 3), (10, 2)])
-def test_the_unready_threshold_is_a_setting(minutes: int, expected: int) -> None:
-    # pods.yaml: unready for 4m, 7m and 10m (the init pod), plus the crash and the pull.
-    found = insights.pods.produce(snapshot("pods"), Settings(pod_unready_minutes=minutes))
-    assert len(found) == expected, [i.summary for i in found]
-
-
-def test_a_pod_unready_for_exactly_the_threshold_is_not_yet_an_insight() -> None:
-    snap = snapshot("pods")
-    snap.now = parse_time("2026-11-22T05:18:00Z")  # the 7m pod: exactly 5m
-    names = [i.resources[0]["name"] for i in insights.pods.produce(snap, Settings())]
-    assert "keystone-api-unready-7m" not in names
-    snap.now += timedelta(seconds=1)
-    names = [i.resources[0]["name"] for i in insights.pods.produce(snap, Settings())]
-    assert "keystone-api-unready-7m" in names
-
-
-def _pod(snap: Snapshot, name: str) -> Dict[str, Any]:
-    (pod,) = [p for p in snap.pods if p["metadata"]["name"] == name and p["metadata"]["namespace"] == "openstack"]
-    return pod
-
-
-def _uids(snap: Snapshot) -> Dict[str, str]:
-    return {i.resources[0]["name"]: i.uid for i in produce_all(snap, Settings())}
-
-
-def test_the_uid_stays_while_the_problem_does_whatever_its_text_and_time() -> None:
-    first = _uids(snapshot("pods"))
-    later = snapshot("pods")
-    later.now += timedelta(minutes=30)
-    crash = _pod(later, "keystone-api-crash")["status"]
-    crash["containerStatuses"][0]["restartCount"] = 17
-    crash["containerStatuses"][0]["state"]["waiting"]["message"] = "back-off 5m0s restarting failed container"
-    crash["conditions"][0]["lastTransitionTime"] = "2026-11-22T05:40:00Z"
-    # The kubelet alternates ErrImagePull and ImagePullBackOff: the same problem.
-    pull = _pod(later, "keystone-db-sync-pull")["status"]["containerStatuses"][0]["state"]["waiting"]
-    pull.update(reason="ErrImagePull", message="rpc error: not found")
-    second = _uids(later)
-    for name in ("keystone-api-crash", "keystone-db-sync-pull", "keystone-api-unready-7m"):
-        assert second[name] == first[name], name
-
-
-def test_the_uid_differs_for_another_object_or_another_problem() -> None:
-    first = _uids(snapshot("pods"))
-    assert len(set(first.values())) == len(first)
-    moved = snapshot("pods")
-    _pod(moved, "keystone-api-crash")["status"]["containerStatuses"][0]["state"]["waiting"]["reason"] = "ErrImagePull"
-    assert _uids(moved)["keystone-api-crash"] != first["keystone-api-crash"]  # now an image problem
-
-
-def test_a_job_expected_duration_annotation_overrides_the_default() -> None:
-    snap = snapshot("jobs")
-    assert "keystone-bootstrap" not in _uids(snap)  # 720s, expected 900s
-    snap.now += timedelta(seconds=181)
-    assert "keystone-bootstrap" in _uids(snap)
-    assert "keystone-ks-user" in {i.resources[0]["name"] for i in
-                                  insights.jobs.produce(snap, Settings(job_expected_seconds=60))}
-
-
-def test_a_phase_of_the_running_flow_counts_before_the_flow_lists_it() -> None:
-    # The phase engine creates the Phase, then adds it to the flow's phases.
-    doc = load("backups")
-    for obj in doc["objects"]:
-        if obj["kind"] == "ServiceLifecycle" and obj["metadata"]["name"] == "keystone":
-            obj["status"]["flow"]["phases"] = []
-        if obj["kind"] == "Phase" and obj["metadata"]["name"] == "keystone-upgrade-1":
-            obj["spec"]["flow"] = "update/2026-11-22T05:09:00Z"
-    snap = Snapshot.from_objects(doc["objects"], parse_time(doc["now"]))
-    (phase,) = [p for p in snap.phases if p["metadata"]["name"] == "keystone-upgrade-1"]
-    assert Scope(snap).is_current(phase)
-    assert "keystone-upgrade-1" in _uids(snap)
-
-
-def test_a_pending_release_is_stuck_only_once_helm_had_its_time() -> None:
-    snap = snapshot("releases")
-    snap.now = parse_time("2026-11-22T05:15:00Z")  # keystone's revision 3: pending for exactly 10m
-    assert [i.summary for i in insights.releases.produce(snap, Settings())] == [
-        "Helm release glance is pending-install at revision 1"]
-    snap.now += timedelta(seconds=1)
-    assert len(insights.releases.produce(snap, Settings())) == 2
-    assert len(insights.releases.produce(snapshot("releases"), Settings(release_pending_minutes=1))) == 3
-
-
-def test_helm_records_keep_their_metadata_only() -> None:
-    snap = snapshot("upgrade_progressing")
-    assert snap.releases and all(set(s) == {"apiVersion", "kind", "metadata"} for s in snap.releases)
 
 
 def test_a_producer_that_raises_is_an_insight_and_hides_nothing(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,0 +1,15 @@
+"""plugins/module_utils/updatestatus/insights/phases.py: failed or stalled Phases of the running flows, and only those."""
+
+from __future__ import annotations
+
+import pytest
+
+from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.insights import phases
+from support.update_status import expected_of, found_by, scenarios
+
+
+
+@pytest.mark.parametrize("name", scenarios())
+def test_it_finds_exactly_what_each_scenario_expects_of_it(name: str) -> None:
+    """A scenario made for another producer expects nothing of this one."""
+    assert found_by(phases, name) == expected_of(phases, name)
