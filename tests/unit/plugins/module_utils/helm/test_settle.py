@@ -1,0 +1,104 @@
+"""plugins/module_utils/helm/settle.py: a release waited on by watch until its
+namespaced objects are ready, as `helm --wait` would, but naming each object
+that is not, and why, when the time is up or one fails."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any, Dict, List
+
+import pytest
+
+from ansible_collections.lcm.openstack.plugins.module_utils.common.redact import Redactor
+from ansible_collections.lcm.openstack.plugins.module_utils.helm import settle
+from ansible_collections.lcm.openstack.plugins.module_utils.helm.cli import HelmError
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.readiness import Readiness
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.tracker import WaitResult
+
+MANIFEST = """---
+# Source: keystone/templates/deployment-api.yaml
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: keystone-api
+---
+# Source: keystone/templates/clusterrole.yaml
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: keystone
+---
+# Source: keystone/templates/service-api.yaml
+apiVersion: v1
+kind: Service
+metadata:
+  name: keystone-api
+  namespace: elsewhere
+"""
+HISTORY = [{"revision": 4, "status": "deployed", "chart": "keystone-2025.1.0"}]
+SECRET = "a-long-admin-passw0rd"
+
+
+class _Dyn:
+    def __init__(self) -> None:
+        self.resources = self
+
+    def get(self, api_version: str, kind: str) -> Any:
+        return SimpleNamespace(namespaced=kind != "ClusterRole")
+
+
+def _helm() -> Any:
+    redactor = Redactor()
+    redactor.add_values({"password": SECRET})
+    return SimpleNamespace(get_manifest=lambda name, namespace: MANIFEST, redactor=redactor)
+
+
+def _req(**given: Any) -> Any:
+    return SimpleNamespace(**dict(dict(name="keystone", namespace="openstack", wait=True, helm_wait=False, atomic=False,
+                                       timeout=120), **given))
+
+
+@pytest.fixture
+def waited(monkeypatch: pytest.MonkeyPatch) -> List[Any]:
+    calls: List[Any] = []
+
+    def wait_for(dyn: Any, namespace: str, targets: List[Any], selector: Any, timeout: float) -> WaitResult:
+        calls.append((namespace, [t.key for t in targets], timeout))
+        return RESULT[0]
+    monkeypatch.setattr(settle, "wait_for", wait_for)
+    monkeypatch.setattr(settle.diagnose, "why", lambda dyn, namespace, key, state, obj: (
+        f"{key[0]} {key[1]}: {state.message} (admin password {SECRET})"))
+    return calls
+
+
+RESULT: List[WaitResult] = [WaitResult(states={}, objects={})]
+KEY = ("Deployment", "keystone-api")
+
+
+def test_the_namespaced_objects_of_this_namespace_are_waited_for(waited: List[Any]) -> None:
+    RESULT[0] = WaitResult(states={KEY: Readiness("Current", "3/3 ready")}, objects={})
+    settle.wait_for_release(_Dyn(), _helm(), _req(), HISTORY)
+    assert waited == [("openstack", [KEY], 120)]
+
+
+@pytest.mark.parametrize("given", [dict(wait=False), dict(helm_wait=True), dict(atomic=True)])
+def test_nothing_is_waited_for_when_helm_waits_or_nobody_asked(waited: List[Any], given: Dict[str, Any]) -> None:
+    settle.wait_for_release(_Dyn(), _helm(), _req(**given), HISTORY)
+    settle.wait_for_release(None, _helm(), _req(), HISTORY)
+    assert waited == []
+
+
+def test_the_time_up_names_what_is_not_ready_and_why_masked(waited: List[Any]) -> None:
+    RESULT[0] = WaitResult(states={KEY: Readiness("InProgress", "1/3 ready")}, objects={}, timed_out=True)
+    with pytest.raises(HelmError) as err:
+        settle.wait_for_release(_Dyn(), _helm(), _req(), HISTORY)
+    assert str(err.value).startswith("release keystone revision 4 is not ready after 120s: "
+                                     "Deployment keystone-api: 1/3 ready")
+    assert SECRET not in str(err.value)
+    assert err.value.details["status"]["revision"] == 4 and err.value.details["history"][0]["revision"] == 4
+
+
+def test_a_failed_object_fails_the_release(waited: List[Any]) -> None:
+    RESULT[0] = WaitResult(states={KEY: Readiness("Failed", "ProgressDeadlineExceeded")}, objects={}, failed=[KEY])
+    with pytest.raises(HelmError, match="release keystone revision 4 failed: Deployment keystone-api: ProgressDeadlineExceeded"):
+        settle.wait_for_release(_Dyn(), _helm(), _req(), HISTORY)
