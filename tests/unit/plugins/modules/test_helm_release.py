@@ -1,25 +1,12 @@
-"""plugins/modules/helm_release.py: documented as it validates; the Helm binary
+"""plugins/modules/helm_release.py: the Helm binary
 option is the one kubernetes.core documents, with this collection's alias and variable."""
 
 from __future__ import annotations
 
-from typing import Any
-
-import pytest
-
 from ansible_collections.lcm.openstack.plugins.modules import helm_release as module
-from support.module_docs import built_with, differences, documented_options
+from support.module_docs import documented_options
 
 DOCS = documented_options(module)
-
-
-def test_the_documentation_is_the_argument_spec() -> None:
-    assert differences(module.argument_spec(), DOCS) == []
-
-
-def test_main_builds_the_module_from_that_spec_with_check_mode(monkeypatch: pytest.MonkeyPatch) -> None:
-    built: Any = built_with(module, monkeypatch)
-    assert built["argument_spec"] == module.argument_spec() and built["supports_check_mode"] is True
 
 
 def test_the_helm_binary_option_takes_the_alias_and_the_environment_variable() -> None:

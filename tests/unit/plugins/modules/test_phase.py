@@ -13,7 +13,7 @@ import yaml
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.status import REASON_LIMIT
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.spec import TYPE_BLOCKS
 from ansible_collections.lcm.openstack.plugins.modules import phase as module
-from support.module_docs import built_with, differences, documented_options
+from support.module_docs import differences, documented_options
 from support.paths import ROOT
 
 CRD = yaml.safe_load((ROOT / "roles" / "crds" / "files" / "phase.yaml").read_text())
@@ -46,10 +46,6 @@ def test_the_status_objects_say_whether_the_phase_owns_them_and_why() -> None:
     assert item["reason"]["type"] == "string" and item["reason"]["maxLength"] == REASON_LIMIT
 
 
-def test_the_documentation_with_its_fragments_is_the_argument_spec() -> None:
-    assert differences(module.argument_spec(), documented_options(module)) == []
-
-
 def test_a_drift_between_the_two_is_named_option_by_option() -> None:
     """The comparison the module tests rely on does see a difference."""
     docs = copy.deepcopy(documented_options(module))
@@ -63,8 +59,3 @@ def test_a_drift_between_the_two_is_named_option_by_option() -> None:
         "state: choices is ['absent', 'present'] in the spec, ['present'] in the documentation",
         "timeout: default is 600 in the spec, 60 in the documentation",
     ]
-
-
-def test_main_builds_the_module_with_check_mode(monkeypatch: pytest.MonkeyPatch) -> None:
-    built = built_with(module, monkeypatch)
-    assert built["argument_spec"] == module.argument_spec() and built["supports_check_mode"] is True

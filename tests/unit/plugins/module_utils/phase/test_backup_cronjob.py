@@ -13,16 +13,6 @@ from ansible_collections.lcm.openstack.plugins.module_utils.phase.backup_cronjob
 from support.db_backup import load
 
 
-@pytest.fixture
-def cronjob() -> Dict[str, Any]:
-    return load("mariadb-backup.out", "CronJob")
-
-
-@pytest.fixture
-def hostpath_cronjob() -> Dict[str, Any]:
-    return load("mariadb-backup-hostpath.out", "CronJob")
-
-
 def test_the_chart_cronjob_is_read_by_what_it_mounts(cronjob, hostpath_cronjob) -> None:
     backup = backup_cronjob.inspect(cronjob)
     assert (backup.cronjob, backup.container, backup.script_path) == (
@@ -33,7 +23,6 @@ def test_the_chart_cronjob_is_read_by_what_it_mounts(cronjob, hostpath_cronjob) 
     assert not backup.node_local
     local = backup_cronjob.inspect(hostpath_cronjob)
     assert local.node_local and local.archive_host_path == "/var/backup" and local.archive_claim is None
-
 
 
 def test_the_scripts_configmap_must_hold_the_restore_scripts() -> None:

@@ -12,19 +12,8 @@ import pytest
 from ansible_collections.lcm.openstack.plugins.module_utils.phase import backup_cronjob, db_backup
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.backup_cronjob import BackupShapeError
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
-from support.db_backup import load
 
 REF = "keystone-2025-2-0a1b2c3d"
-
-
-@pytest.fixture
-def cronjob() -> Dict[str, Any]:
-    return load("mariadb-backup.out", "CronJob")
-
-
-@pytest.fixture
-def hostpath_cronjob() -> Dict[str, Any]:
-    return load("mariadb-backup-hostpath.out", "CronJob")
 
 
 def _pod(job: Dict[str, Any]) -> Dict[str, Any]:
@@ -37,7 +26,6 @@ def _container(job: Dict[str, Any], name: str = "mariadb-backup") -> Dict[str, A
 
 def _env(container: Dict[str, Any]) -> Dict[str, Any]:
     return {e["name"]: e.get("value", e.get("valueFrom")) for e in container.get("env") or []}
-
 
 
 def test_archives_live_under_the_namespace_and_are_named_by_database_and_ref(cronjob) -> None:
@@ -150,8 +138,6 @@ def test_a_node_pin_keeps_the_cronjobs_own_affinity(hostpath_cronjob) -> None:
         "nodeSelectorTerms"]
     assert term["matchExpressions"] == [zone]
     assert term["matchFields"] == [{"key": "metadata.name", "operator": "In", "values": ["node-2"]}]
-
-
 
 
 @pytest.mark.parametrize("database, ref, namespace, message", [
