@@ -5,7 +5,8 @@ apply for everything the collection owns fields of."""
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, List
+from types import SimpleNamespace
+from typing import Any, List
 
 import pytest
 
@@ -26,21 +27,27 @@ def _api_error(status: int, reason: str, message: str) -> Exception:
 
 
 class _Res:
+    """A resource that gives its answers in turn (an exception is raised),
+    recording what it was asked: get and server_side_apply alike."""
+
     name = "servicelifecycles"
 
     def __init__(self, answers: List[Any]) -> None:
-        self.answers, self.asked = list(answers), []  # type: ignore[var-annotated]
+        self.answers, self.asked, self.sent = list(answers), [], []  # type: ignore[var-annotated]
 
-    def get(self, name: str, namespace: Any = None) -> Any:
-        self.asked.append((name, namespace))
+    def _next(self) -> Any:
         answer = self.answers.pop(0)
         if isinstance(answer, BaseException):
             raise answer
+        return SimpleNamespace(to_dict=lambda: answer)
 
-        class _R:
-            def to_dict(self) -> Dict[str, Any]:
-                return answer
-        return _R()
+    def get(self, name: str, namespace: Any = None) -> Any:
+        self.asked.append((name, namespace))
+        return self._next()
+
+    def server_side_apply(self, **kwargs: Any) -> Any:
+        self.sent.append(kwargs)
+        return self._next()
 
 
 @pytest.fixture(autouse=True)
@@ -75,49 +82,31 @@ def test_a_dropped_connection_is_read_again() -> None:
     assert len(res.asked) == 2
 
 
-class _Applying:
-    name = "services"
-
-    def __init__(self, answers: List[Any]) -> None:
-        self.answers, self.sent = list(answers), []  # type: ignore[var-annotated]
-
-    def server_side_apply(self, **kwargs: Any) -> Any:
-        self.sent.append(kwargs)
-        answer = self.answers.pop(0)
-        if isinstance(answer, BaseException):
-            raise answer
-
-        class _R:
-            def to_dict(self) -> Dict[str, Any]:
-                return answer
-        return _R()
-
-
 BODY = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "keystone-api"}, "spec": {"selector": {}}}
 
 
 def test_an_apply_takes_over_the_fields_it_sets_under_the_collection_manager() -> None:
-    res = _Applying([dict(BODY, status={})])
+    res = _Res([dict(BODY, status={})])
     assert server_side_apply(res, BODY, "openstack") == dict(BODY, status={})
     assert res.sent == [{"body": BODY, "name": "keystone-api", "namespace": "openstack",
                          "field_manager": "lcm.openstack", "force_conflicts": True}]
 
 
 def test_a_dry_run_apply_says_so_and_another_manager_is_kept() -> None:
-    res = _Applying([BODY])
+    res = _Res([BODY])
     server_side_apply(res, BODY, "openstack", manager="lcm.openstack-traffic", dry_run=True)
     assert res.sent[0]["dry_run"] == "All" and res.sent[0]["field_manager"] == "lcm.openstack-traffic"
 
 
 def test_an_apply_cut_off_is_sent_again() -> None:
-    res = _Applying([ConnectionResetError(104, "Connection reset by peer"), BODY])
+    res = _Res([ConnectionResetError(104, "Connection reset by peer"), BODY])
     assert server_side_apply(res, BODY, "openstack") == BODY and len(res.sent) == 2
 
 
 def test_a_refused_object_is_named_with_the_apiservers_reason() -> None:
     refused = _api_error(422, "Invalid", 'Service "keystone-api" is invalid: spec.ports: Required value')
     with pytest.raises(PhaseError) as raised:
-        applied(_Applying([refused]), BODY, "openstack")
+        applied(_Res([refused]), BODY, "openstack")
     assert str(raised.value).startswith("the apiserver refused Service keystone-api: ")
     assert "spec.ports: Required value" in str(raised.value)
 
@@ -126,5 +115,5 @@ def test_a_denied_apply_names_the_resource_it_patched() -> None:
     denied = _api_error(403, "Forbidden", 'updatestatuses.lifecycle.openstack.org "cluster" is forbidden: User '
                         '"system:serviceaccount:openstack:runner" cannot patch resource "updatestatuses/status"')
     with pytest.raises(PhaseError) as raised:
-        applied(_Applying([denied]), dict(BODY, kind="UpdateStatus"), what="updatestatuses/status")
+        applied(_Res([denied]), dict(BODY, kind="UpdateStatus"), what="updatestatuses/status")
     assert "patch updatestatuses/status" in str(raised.value)
