@@ -35,8 +35,8 @@ def test_the_binary_is_found_and_written_back(helm_bin: str, monkeypatch: pytest
     assert redactor.redact("connecting with a-long-db-passw0rd") == f"connecting with {MASK}"
 
 
-def test_a_binary_not_found_fails_naming_the_option_with_the_values_masked(monkeypatch: pytest.MonkeyPatch,
-                                                                          tmp_path: Path) -> None:
+def test_a_binary_not_found_fails_naming_the_option_with_the_values_masked(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.delenv("HELM_BIN", raising=False)
     monkeypatch.setenv("PATH", str(tmp_path))
     assert not os.path.exists(tmp_path / "helm")

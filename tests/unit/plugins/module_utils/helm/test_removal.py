@@ -49,13 +49,13 @@ class _Helm(Helm):
         rc, stderr = self.answers.pop(0)
         return Result(["helm", *args], rc, "", stderr)
 
-    def history(self, name: str, namespace: str) -> List[Dict[str, Any]]:
+    def history(self, release: str, namespace: str) -> List[Dict[str, Any]]:
         return [{"revision": 2, "status": self.left}]
 
-    def get_manifest(self, name: str, namespace: str) -> str:
+    def get_manifest(self, release: str, namespace: str) -> str:
         return MANIFEST
 
-    def get_hooks(self, name: str, namespace: str) -> str:
+    def get_hooks(self, release: str, namespace: str) -> str:
         return HOOKS
 
 

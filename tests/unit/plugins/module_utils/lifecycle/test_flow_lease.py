@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
-from typing import Any
 
 import pytest
 from support.fake_leases import Dyn as _Dyn
@@ -87,22 +86,3 @@ def test_renew_stops_once_the_lease_is_someone_elses() -> None:
     assert mine.renew() is True
     leases.items["lcm-flow-keystone"]["spec"]["holderIdentity"] = "b/2"
     assert mine.renew() is False
-
-
-def test_the_playbook_is_the_outermost_ansible_ancestor(tmp_path: Any) -> None:
-    import os
-    import subprocess
-    import sys
-    # ansible-playbook -> (worker) -> sh -> python module: here a process named
-    # ansible-playbook whose grandchild asks.
-    script = tmp_path / "ansible-playbook"
-    script.write_text("import subprocess, sys\n"
-                      "subprocess.run([sys.executable, '-c', 'import subprocess, sys; subprocess.run([sys.executable, "
-                      "\"-c\", sys.argv[1]], check=True)', sys.argv[1]], check=True)\n")
-    probe = ("import sys; sys.path[:0] = %r; "
-             "from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle import flow_lease; "
-             "print(flow_lease.playbook_pid())" % (sys.path,))
-    proc = subprocess.Popen([sys.executable, str(script), probe], stdout=subprocess.PIPE, text=True)
-    out, _err = proc.communicate(timeout=30)
-    assert int(out.strip()) == proc.pid
-    assert os.getpid() != proc.pid

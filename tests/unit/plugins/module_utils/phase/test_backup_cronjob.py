@@ -37,6 +37,7 @@ def test_the_scripts_configmap_must_hold_the_restore_scripts() -> None:
                               "restore_mariadb.sh, restore_main.sh: turn on conf.backup.enabled in the "
                               "mariadb release")
 
+
 def _break(cronjob: Dict[str, Any], how: str) -> None:
     pod = cronjob["spec"]["jobTemplate"]["spec"]["template"]["spec"]
     container = pod["containers"][0]

@@ -11,6 +11,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils.phase.spec import Ph
 from ansible_collections.lcm.openstack.plugins.module_utils.traffic.check import Check
 from ansible_collections.lcm.openstack.plugins.module_utils.traffic.request import TrafficRequest
 
+
 def _req(action: str = "rollout", backend: str = "service_selector", **kw: Any) -> TrafficRequest:
     return TrafficRequest(action=action, service="keystone", release="keystone", namespace="openstack",
                           backend=backend, **kw)
@@ -22,6 +23,7 @@ def _test_phase(**source: Any) -> PhaseRequest:
 
 
 # -- validate -------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("req, message", [
     (_req("restart", selector_service="k", track="x"), "unknown action 'restart'; use drain or rollout"),

@@ -11,7 +11,6 @@ from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.insight
 from support.update_status import expected_of, found_by, scenarios, snapshot, uids
 
 
-
 @pytest.mark.parametrize("name", scenarios())
 def test_it_finds_exactly_what_each_scenario_expects_of_it(name: str) -> None:
     """A scenario made for another producer expects nothing of this one."""

@@ -8,7 +8,6 @@ from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.insight
 from support.update_status import expected_of, found_by, scenarios
 
 
-
 @pytest.mark.parametrize("name", scenarios())
 def test_it_finds_exactly_what_each_scenario_expects_of_it(name: str) -> None:
     """A scenario made for another producer expects nothing of this one."""
