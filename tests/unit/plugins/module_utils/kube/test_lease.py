@@ -168,8 +168,8 @@ class _Proc:
     ({400: (["/usr/bin/python3", "module.py"], 100), 100: (["/bin/bash"], 1)}, 77),  # no ansible: the parent
     ({}, 77),  # no /proc to read: the parent
 ])
-def test_the_holder_is_the_outermost_ansible_process(monkeypatch: pytest.MonkeyPatch, table: Dict[int, Any],
-                                                      expected: int) -> None:
+def test_the_holder_is_the_outermost_ansible_process(
+        monkeypatch: pytest.MonkeyPatch, table: Dict[int, Any], expected: int) -> None:
     proc = _Proc(table)
     monkeypatch.setattr(kube_lease, "open", proc.open, raising=False)
     monkeypatch.setattr(kube_lease.os, "getppid", lambda: 77)
