@@ -55,3 +55,27 @@ def test_without_a_cluster_client_or_a_status_there_is_no_tail_and_no_test() -> 
     out = chart_tests.results(None, _helm(STATUS), "keystone", "openstack")
     assert "log_tail" not in out[0]
     assert chart_tests.results(None, _helm({}), "keystone", "openstack") == []
+
+
+def test_a_test_pod_already_cleaned_up_is_still_asked_for_its_tail_and_a_failed_job_is_not(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    asked: List[Dict[str, Any]] = []
+
+    def log_tail(dyn: Any, namespace: str, pod: Dict[str, Any]) -> str:
+        asked.append(pod)
+        return ""
+
+    class _Gone(_Pods):
+        def get(self, **kwargs: Any) -> Any:
+            if "api_version" in kwargs:
+                return self
+            raise LookupError(f"pods {kwargs['name']} not found")
+    monkeypatch.setattr(chart_tests.diagnose, "log_tail", log_tail)
+    status = {"hooks": [dict(STATUS["hooks"][0]),
+                        {"name": "keystone-test-job", "kind": "Job", "events": ["test"], "last_run": {"phase": "Failed"}},
+                        {"name": "keystone-unrun", "kind": "Pod", "events": ["test"]}]}
+    out = chart_tests.results(_Gone(), _helm(status), "keystone", "openstack")
+    assert asked == [{"kind": "Pod", "metadata": {"name": "keystone-test"}}] and out[0]["log_tail"] == ""
+    assert [(e["name"], e["phase"], "log_tail" in e) for e in out] == [
+        ("keystone-test", "Failed", True), ("keystone-test-job", "Failed", False), ("keystone-unrun", "", False)]
+    assert out[2]["started_at"] is None and out[2]["completed_at"] is None

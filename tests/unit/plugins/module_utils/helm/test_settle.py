@@ -9,7 +9,7 @@ from typing import Any, Dict, List
 
 import pytest
 
-from ansible_collections.lcm.openstack.plugins.module_utils.common.redact import Redactor
+from ansible_collections.lcm.openstack.plugins.module_utils.common.redact import MASK, Redactor
 from ansible_collections.lcm.openstack.plugins.module_utils.helm import settle
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.cli import HelmError
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.readiness import Readiness
@@ -102,3 +102,15 @@ def test_a_failed_object_fails_the_release(waited: List[Any]) -> None:
     RESULT[0] = WaitResult(states={KEY: Readiness("Failed", "ProgressDeadlineExceeded")}, objects={}, failed=[KEY])
     with pytest.raises(HelmError, match="release keystone revision 4 failed: Deployment keystone-api: ProgressDeadlineExceeded"):
         settle.wait_for_release(_Dyn(), _helm(), _req(), HISTORY)
+
+
+def test_the_time_up_names_each_object_still_pending_and_none_that_is_ready(waited: List[Any]) -> None:
+    job, service = ("Job", "keystone-db-sync"), ("Service", "keystone-api")
+    RESULT[0] = WaitResult(states={KEY: Readiness("Current", "3/3 ready"), job: Readiness("InProgress", "0/1 succeeded"),
+                                   service: Readiness("InProgress", "no endpoints")}, objects={}, timed_out=True)
+    with pytest.raises(HelmError) as err:
+        settle.wait_for_release(_Dyn(), _helm(), _req(timeout=60), HISTORY)
+    why = str(err.value).split(": ", 1)[1]
+    assert why.split("; ") == [f"Job keystone-db-sync: 0/1 succeeded (admin password {MASK})",
+                               f"Service keystone-api: no endpoints (admin password {MASK})"]
+    assert str(err.value).startswith("release keystone revision 4 is not ready after 60s: ")

@@ -107,10 +107,11 @@ def _ended_pid() -> int:
 
 
 def test_a_holder_on_this_host_whose_process_ended_is_gone() -> None:
-    gone = f"{socket.gethostname()}/{_ended_pid()}"
+    ended = _ended_pid()
+    gone = f"{socket.gethostname()}/{ended}"
     assert kube_lease.ended_here(gone)
     assert not kube_lease.ended_here(f"{socket.gethostname()}/{os.getpid()}")  # alive
-    assert not kube_lease.ended_here("another-host/1")  # cannot be seen from here
+    assert not kube_lease.ended_here(f"another-host/{ended}")  # cannot be seen from here
     assert not kube_lease.ended_here(ME)  # not a host and a process id: never taken for gone
 
 

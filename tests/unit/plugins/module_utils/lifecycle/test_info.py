@@ -99,10 +99,54 @@ def test_a_record_comes_with_its_history_and_its_report() -> None:
     assert out["history"] == [{"name": "keystone-install-1", "type": "install", "result": "Succeeded",
                                "started_at": "2026-11-24T03:00:00Z", "completed_at": "2026-11-24T03:01:00Z",
                                "message": ""}]
-    assert isinstance(out["report"], str)
+    assert out["report"] == "keystone (openstack): no flow recorded yet; service Operational, version 2025.1"
 
 
 def test_a_refused_list_names_the_permission() -> None:
     with pytest.raises(PhaseError) as err:
         list_lifecycle(_Cluster(refuse=True), "openstack")
-    assert "list phases" in str(err.value) and "openstack" in str(err.value)
+    assert str(err.value).startswith("forbidden: the credentials in use may not list phases in namespace openstack. "
+                                     "Grant the verb 'list' on 'phases' (API group 'lifecycle.openstack.org')")
+
+
+def test_without_filters_nothing_is_selected_on_the_server() -> None:
+    cluster = _Cluster()
+    list_lifecycle(cluster, None)
+    assert cluster.res["Phase"].selectors == [None] and cluster.res["ServiceLifecycle"].selectors == [None]
+
+
+def test_a_type_alone_selects_phases_only_and_filters_combine() -> None:
+    cluster = _Cluster()
+    out = list_lifecycle(cluster, "openstack", phase_type="install", state="Running")
+    assert cluster.res["Phase"].selectors == [f"{TYPE}=install"]
+    assert cluster.res["ServiceLifecycle"].selectors == [None]  # a record has no phase type
+    assert [p["name"] for p in out["phases"]] == ["glance-install-1"]
+    assert [s["service"] for s in out["lifecycles"]] == ["keystone"]
+    assert list_lifecycle(_Cluster(), "openstack", service="glance", name="keystone-install-1") == {
+        "phases": [], "lifecycles": []}
+
+
+def test_phases_started_at_the_same_moment_are_ordered_by_name() -> None:
+    cluster = _Cluster()
+    cluster.res["Phase"].items = [_phase("keystone-upgrade-2", "upgrade", "Running", "2026-11-24T03:00:00Z"),
+                                  _phase("keystone-backup-2", "backup", "Succeeded", "2026-11-24T03:00:00Z")]
+    assert [p["name"] for p in list_lifecycle(cluster, "openstack")["phases"]] == [
+        "keystone-backup-2", "keystone-upgrade-2"]
+
+
+def test_a_record_with_a_flow_and_history_messages_reads_back_whole() -> None:
+    record = {"metadata": {"name": "keystone", "namespace": "openstack"},
+              "spec": {"service": "keystone", "release": "keystone"},
+              "status": {"state": "Upgrading", "currentVersion": "2025.1", "targetVersion": "2025.2",
+                         "currentPhase": "keystone-upgrade-3",
+                         "flow": {"name": "update", "state": "Running", "startedAt": "2026-11-24T03:00:00Z",
+                                  "fromVersion": "2025.1", "targetVersion": "2025.2"},
+                         "history": [{"name": "keystone-backup-2", "type": "backup", "result": "Failed",
+                                      "message": "mariadb-backup exited 1"}]}}
+    out = lifecycle_summary(record)
+    assert (out["state"], out["current_version"], out["target_version"], out["current_phase"]) == (
+        "Upgrading", "2025.1", "2025.2", "keystone-upgrade-3")
+    assert out["flow"]["name"] == "update" and out["flow"]["state"] == "Running"
+    assert out["history"] == [{"name": "keystone-backup-2", "type": "backup", "result": "Failed", "started_at": None,
+                               "completed_at": None, "message": "mariadb-backup exited 1"}]
+    assert out["report"].startswith("keystone (openstack): update flow Running, ")
