@@ -9,8 +9,10 @@ from typing import Any, List
 import pytest
 import yaml
 
+from ansible_collections.lcm.openstack.plugins.module_utils.helm import chart_jobs
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.chart_jobs import chart_defaults, job_switches, jobs_off
 from support.openstack_helm import SOURCE
+from support.paths import UNIT_FIXTURES
 
 KEYSTONE_VALUES = SOURCE / "keystone" / "values.yaml"
 
@@ -44,3 +46,11 @@ def test_the_defaults_are_the_charts_values_yaml_of_the_version_asked() -> None:
     assert chart_defaults(helm, "openstack-helm/keystone", None) == {}  # not a mapping: no defaults
     assert asked == [["show", "values", "/srv/keystone", "--version", "2025.1.0"],
                      ["show", "values", "openstack-helm/keystone"]]
+
+
+def test_the_job_switches_are_the_charts_own_job_keys() -> None:
+    switches = chart_jobs.job_switches(yaml.safe_load((UNIT_FIXTURES / "release" / "chart_values.yaml").read_text()))
+    assert switches == ["job_bootstrap", "job_credential_cleanup", "job_credential_setup", "job_db_drop",
+                        "job_db_init", "job_db_sync", "job_fernet_setup"]
+    assert chart_jobs.jobs_off(switches)["manifests"] == {k: False for k in switches}
+    assert chart_jobs.job_switches({"images": {}}) == [] and chart_jobs.jobs_off([]) == {}

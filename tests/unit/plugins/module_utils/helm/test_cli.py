@@ -15,7 +15,6 @@ from support.fake_helm import fake_helm
 
 from ansible_collections.lcm.openstack.plugins.module_utils.helm import cli as helm_mod
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.cli import Helm, HelmError, merge_values
-from ansible_collections.lcm.openstack.plugins.module_utils.helm.history import summary
 from ansible_collections.lcm.openstack.plugins.module_utils.common.redact import Redactor
 
 
@@ -77,11 +76,6 @@ def test_merge_values_layers_like_helm() -> None:
     base = {"a": {"b": 1, "c": [1, 2]}, "d": "x"}
     assert merge_values(base, {"a": {"c": [3]}, "e": None}) == {"a": {"b": 1, "c": [3]}, "d": "x", "e": None}
     assert base == {"a": {"b": 1, "c": [1, 2]}, "d": "x"}  # untouched
-
-
-def test_summary_is_the_last_revision() -> None:
-    assert summary("svc", "ns", HISTORY)["revision"] == 2
-    assert summary("svc", "ns", []) == {}
 
 
 def test_helm_binary_resolution_names_both_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

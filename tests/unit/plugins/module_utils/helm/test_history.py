@@ -39,3 +39,14 @@ def test_a_release_left_pending_names_the_command_that_clears_it() -> None:
     assert "clear it with `helm uninstall keystone -n openstack`" in release_history.stuck(
         "keystone", "openstack", installing)
     assert release_history.stuck("keystone", "openstack", upgrading[:1]) == ""
+
+
+SUMMARY_HISTORY = [
+    {"revision": 1, "status": "superseded", "chart": "svc-0.1.0", "app_version": "1", "description": "Install complete"},
+    {"revision": 2, "status": "deployed", "chart": "svc-0.2.0", "app_version": "2", "description": "Upgrade complete"},
+]
+
+
+def test_summary_is_the_last_revision() -> None:
+    assert release_history.summary("svc", "ns", SUMMARY_HISTORY)["revision"] == 2
+    assert release_history.summary("svc", "ns", []) == {}
