@@ -92,7 +92,7 @@ class _Cli(Helm):
                "status": lambda: json.dumps({"hooks": self.status_hooks}),
                "upgrade": lambda: self._revision("Install complete" if not self.releases else "Upgrade complete"),
                "rollback": lambda: self._revision(f"Rollback to {args[2]}"),
-               "uninstall": lambda: self._uninstalled(),
+               "uninstall": self._uninstalled,
                "test": lambda: ""}[word]()
         return Result(["helm", *args], 0, out, "")
 
