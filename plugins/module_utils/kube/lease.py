@@ -143,7 +143,7 @@ class Lease:
         current = spec.get("holderIdentity") or ""
         if current == self.holder:
             self._replace(lease, self._body(purpose, parse_time(spec.get("acquireTime")) or now, now,
-                                            spec.get("leaseTransitions") or 0))
+                                            spec.get("leaseTransitions") or 0), now)
             return Outcome("renewed", self.said("renewed"))
         held = self._live(lease, now)
         if held is not None:
@@ -153,7 +153,7 @@ class Lease:
             was = ((lease.get("metadata") or {}).get("annotations") or {}).get(self.purpose_key, "")
             body["metadata"]["annotations"][ANNOTATION_TAKEN_OVER] = (
                 f"{current} ({self.what(was)}), not renewed since {spec.get('renewTime')}")
-        self._replace(lease, body)
+        self._replace(lease, body, now)
         if current:
             return Outcome("took-over", self.said("took-over", current, spec.get("renewTime")))
         return Outcome("acquired", self.said("acquired"))
@@ -232,15 +232,21 @@ class Lease:
     def _get(self) -> Optional[Dict[str, Any]]:
         return get_or_none(self.res, self.name, self.namespace)
 
-    def _replace(self, lease: Dict[str, Any], body: Dict[str, Any]) -> None:
-        """Write with the resourceVersion read: two runs cannot both win."""
+    def _replace(self, lease: Dict[str, Any], body: Dict[str, Any], now: Optional[datetime] = None) -> None:
+        """Write with the resourceVersion read: two runs cannot both win. The
+        one that loses names the winner when the winner now holds the Lease."""
         body = dict(body, metadata=dict(body["metadata"], resourceVersion=lease["metadata"]["resourceVersion"]))
         try:
             transient.retry(lambda: self.res.replace(body=body, name=self.name, namespace=self.namespace))
         except ConflictError as exc:
             # Sent again after a blip, a write that landed the first time meets a conflict.
-            now = (self._get() or {}).get("spec") or {}
-            if any(now.get(k) != body["spec"].get(k) for k in ("holderIdentity", "renewTime")):
+            stored = self._get()
+            spec = (stored or {}).get("spec") or {}
+            if any(spec.get(k) != body["spec"].get(k) for k in ("holderIdentity", "renewTime")):
+                now = now or now_utc()
+                held = self._live(stored, now) if stored is not None else None
+                if held is not None and held.identity != self.holder:
+                    raise self.refusal(held, now) from exc
                 raise self.raced() from exc
         except DynamicApiError as exc:
             raise api_error(exc, "update", "leases", self.namespace) from exc

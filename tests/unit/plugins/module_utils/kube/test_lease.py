@@ -77,16 +77,32 @@ def test_only_the_holder_renews_or_gives_it_back_and_the_record_stays() -> None:
     assert mine.live_holder(NOW) is None and mine.release() is False
 
 
-def test_a_write_raced_by_another_run_is_refused_not_overwritten() -> None:
+def test_a_write_raced_by_another_run_is_refused_naming_the_winner_not_overwritten() -> None:
+    """Two runs read the Lease free and write it together: the one whose
+    write meets the conflict names the run that won, as if it had come later."""
     leases = Leases()
     _lease(leases, OTHER).acquire("the greenfield flow", NOW)
     expired = NOW + timedelta(seconds=120)
     race = dict(leases.items["lcm-keystone"])
     race["spec"] = dict(race["spec"], holderIdentity="awx-job-43@runner-c", renewTime=micro(expired))
     leases.race = race
+    with pytest.raises(PhaseError) as err:
+        _lease(leases).acquire("the update flow", expired)
+    assert str(err.value).startswith("Lease lcm-keystone in openstack is held by awx-job-43@runner-c ("), err.value
+    assert leases.items["lcm-keystone"]["spec"]["holderIdentity"] == "awx-job-43@runner-c"
+
+
+def test_a_write_raced_by_a_run_that_already_gave_it_back_says_so() -> None:
+    """The winner of the race has already let the Lease go: no holder to
+    name, the loser says another run changed it."""
+    leases = Leases()
+    _lease(leases, OTHER).acquire("the greenfield flow", NOW)
+    expired = NOW + timedelta(seconds=120)
+    race = dict(leases.items["lcm-keystone"])
+    race["spec"] = {k: v for k, v in race["spec"].items() if k not in ("holderIdentity", "renewTime")}
+    leases.race = race
     with pytest.raises(PhaseError, match="another run changed the Lease lcm-keystone in openstack at the same moment"):
         _lease(leases).acquire("the update flow", expired)
-    assert leases.items["lcm-keystone"]["spec"]["holderIdentity"] == "awx-job-43@runner-c"
 
 
 def test_a_namespace_that_is_not_there_is_said_so() -> None:
