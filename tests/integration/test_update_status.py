@@ -99,14 +99,26 @@ def test_the_singleton_follows_an_update_and_explains_a_failure(dyn, kubeconfig,
     assert not [i for i in ours(result["update_status"], ns) if i["uid"] in started]
 
 
-def test_check_mode_writes_nothing(dyn, kubeconfig, ns) -> None:
+def _services(status: Dict[str, Any], ns: str) -> list:
+    return sorted(s["name"] for s in status.get("services") or [] if s["namespace"] == ns)
+
+
+def test_service_lifecycle_refreshes_it_and_check_mode_writes_nothing(dyn, kubeconfig, ns) -> None:
+    """service_lifecycle refreshes the UpdateStatus when it changes the record;
+    a record written by anyone else shows in a check-mode run, which writes
+    nothing."""
     res = dyn.resources.get(api_version="lifecycle.openstack.org/v1alpha1", kind="UpdateStatus")
     run_module("update_status", {"details": "none"}, kubeconfig)
-    before = res.get(name="cluster").to_dict()["metadata"]["resourceVersion"]
     lifecycle = run_module("service_lifecycle", {"service": "glance", "namespace": ns}, kubeconfig)
     assert lifecycle.get("failed") is None, lifecycle.get("msg")
+    assert _services(res.get(name="cluster").to_dict()["status"], ns) == ["glance"]
+    before = res.get(name="cluster").to_dict()["metadata"]["resourceVersion"]
+    # Written without the collection (kubectl, another tool): nothing refreshed it.
+    dyn.resources.get(api_version="lifecycle.openstack.org/v1alpha1", kind="ServiceLifecycle").create(
+        namespace=ns, body={"apiVersion": "lifecycle.openstack.org/v1alpha1", "kind": "ServiceLifecycle",
+                            "metadata": {"name": "placement"}, "spec": {"service": "placement", "release": "placement"}})
     checked = run_module("update_status", {"details": "none"}, kubeconfig, check=True)
-    assert checked["changed"] is True and any(s["namespace"] == ns for s in checked["update_status"]["services"])
+    assert checked["changed"] is True and _services(checked["update_status"], ns) == ["glance", "placement"]
     assert res.get(name="cluster").to_dict()["metadata"]["resourceVersion"] == before
 
 
