@@ -74,8 +74,10 @@ def test_two_runs_taking_a_free_lease_at_once_cannot_both_win() -> None:
     mine.acquire("update", now=T0)
     mine.release()
     free.race = dict(free.items["lcm-flow-keystone"], spec={"holderIdentity": "b/2",
+                                                            "acquireTime": "2026-11-23T12:00:01.000000Z",
                                                             "renewTime": "2026-11-23T12:00:01.000000Z"})
-    with pytest.raises(PhaseError, match="another run changed the flow lease lcm-flow-keystone"):
+    # The loser names the winner, as a run that came a moment later would.
+    with pytest.raises(PhaseError, match=r"held by another update flow: b/2, since 2026-11-23T12:00:01.000000Z"):
         _lease(free, "c/3").acquire("update", now=T0 + timedelta(seconds=2))
 
 
