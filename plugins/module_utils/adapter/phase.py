@@ -6,24 +6,13 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from ansible_collections.lcm.openstack.plugins.module_utils.adapter.common import forget_secrets, given, mask_phase_params
+from ansible_collections.lcm.openstack.plugins.module_utils.adapter.common import forget_secrets, mask_phase_params
+from ansible_collections.lcm.openstack.plugins.module_utils.adapter.phase_request import request_from_params
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.connection import client, reported
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import yaml
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.runner import PhaseRunner
 from ansible_collections.lcm.openstack.plugins.module_utils.common.redact import Redactor
-from ansible_collections.lcm.openstack.plugins.module_utils.phase.spec import BLOCK_NAMES, PhaseRequest, Source
-
-
-def request_from_params(params: Dict[str, Any]) -> PhaseRequest:
-    src = params.get("source") or {}
-    return PhaseRequest(
-        type=params["type"], service=params["service"], release=params.get("release") or params["service"],
-        namespace=params["namespace"],
-        source=Source(**given(src, "chart", "chart_version", "values", "values_files", "templates", "selection",
-                              "stage_value", "manifests", "values_from_release")),
-        blocks={b: params.get(b) for b in BLOCK_NAMES}, helm_binary=params.get("binary_path"),
-        **given(params, "name", "target_version", "release_revision", "timeout", "wait"))
 
 
 @reported

@@ -10,8 +10,8 @@ from typing import Any, Dict
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import yaml
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.common import forget_secrets, given
+from ansible_collections.lcm.openstack.plugins.module_utils.adapter.phase_request import request_from_params
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.connection import client, reported
-from ansible_collections.lcm.openstack.plugins.module_utils.adapter.phase import request_from_params
 from ansible_collections.lcm.openstack.plugins.module_utils.common.redact import Redactor
 from ansible_collections.lcm.openstack.plugins.module_utils.traffic.check import Check
 from ansible_collections.lcm.openstack.plugins.module_utils.traffic.request import TrafficRequest

@@ -10,10 +10,11 @@ any of this code runs.
 
 from __future__ import annotations
 
+from typing import Any
+
 try:
     import yaml
     from kubernetes import watch
-    from kubernetes.client import CoreV1Api
     from kubernetes.client.rest import ApiException
     from kubernetes.dynamic.exceptions import (
         ConflictError, DynamicApiError, NotFoundError, ResourceNotFoundError,
@@ -21,7 +22,7 @@ try:
     IMPORT_ERROR = None
 except ImportError as exc:  # pragma: no cover - exercised by ansible-test's import test
     IMPORT_ERROR = exc
-    yaml = watch = CoreV1Api = None
+    yaml = watch = None
 
     # Stand-ins for the kubernetes exceptions, with the library's hierarchy.
     class ApiException(Exception):  # type: ignore[no-redef]
@@ -39,5 +40,14 @@ except ImportError as exc:  # pragma: no cover - exercised by ansible-test's imp
     class ResourceNotFoundError(Exception):  # type: ignore[no-redef]
         """kubernetes.dynamic.exceptions.ResourceNotFoundError (library missing)."""
 
-__all__ = ["yaml", "watch", "CoreV1Api", "ApiException", "ConflictError", "DynamicApiError",
+
+def core_v1_api() -> Any:
+    """kubernetes.client's CoreV1Api, imported when first asked for: it loads
+    252 model modules (most of a module's start-up CPU) and is needed only to
+    read a failed container's log."""
+    from kubernetes.client.api.core_v1_api import CoreV1Api  # pylint: disable=import-outside-toplevel
+    return CoreV1Api
+
+
+__all__ = ["yaml", "watch", "core_v1_api", "ApiException", "ConflictError", "DynamicApiError",
            "NotFoundError", "ResourceNotFoundError", "IMPORT_ERROR"]

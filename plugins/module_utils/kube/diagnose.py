@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Tuple
 
-from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import ApiException, CoreV1Api, DynamicApiError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import ApiException, DynamicApiError, core_v1_api
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.failures import FAILURE_THRESHOLD, UNSCHEDULABLE
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.readiness import (
     CURRENT, Readiness, explain_pod,
@@ -68,7 +68,7 @@ def log_tail(dyn: Any, namespace: str, obj: Dict[str, Any],
             if term.get("message"):
                 return _tail(term["message"])
             try:
-                text = CoreV1Api(dyn.client).read_namespaced_pod_log(
+                text = core_v1_api()(dyn.client).read_namespaced_pod_log(
                     pod["metadata"]["name"], namespace, container=cstatus.get("name"),
                     tail_lines=LOG_LINES)
                 if text:

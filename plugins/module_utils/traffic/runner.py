@@ -35,7 +35,6 @@ from ansible_collections.lcm.openstack.plugins.module_utils.phase import record 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import (
     LABEL_SPEC_HASH, PHASE_KIND,
 )
-from ansible_collections.lcm.openstack.plugins.module_utils.phase.runner import PhaseRunner
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.status import StatusWriter
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.summary import summary
 from ansible_collections.lcm.openstack.plugins.module_utils.common.redact import Redactor
@@ -239,6 +238,9 @@ class TrafficRunner:
             return http_check(check.url or "", check.expect_status, check.timeout or URL_CHECK_TIMEOUT)
         test = dataclasses.replace(check.test, name=check_phase_name(self.req.release, parent, step),
                                    timeout=check.timeout or check.test.timeout or TEST_PHASE_TIMEOUT)
+        # Imported here: only a check run as a test phase needs the phase engine
+        # (its apply, waves, Helm rendering), and a module loads what its call uses.
+        from ansible_collections.lcm.openstack.plugins.module_utils.phase.runner import PhaseRunner  # pylint: disable=import-outside-toplevel
         runner = None
         try:
             runner = PhaseRunner(self.dyn, test, parent=parent)

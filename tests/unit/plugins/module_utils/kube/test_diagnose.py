@@ -95,7 +95,7 @@ def test_a_container_that_exited_zero_has_no_tail_and_one_without_a_log_says_so(
 
         def read_namespaced_pod_log(self, *args: Any, **kwargs: Any) -> str:
             raise ValueError("no client")
-    monkeypatch.setattr(diagnose, "CoreV1Api", _NoLog)
+    monkeypatch.setattr(diagnose, "core_v1_api", lambda: _NoLog)
     failed = _pod("b", "Failed", terminated={"exitCode": 137, "reason": "OOMKilled"})
     dyn = _Dyn([])
     dyn.client = None  # type: ignore[attr-defined]
@@ -172,7 +172,7 @@ class _Logs:
 
 @pytest.fixture
 def logs(monkeypatch: pytest.MonkeyPatch) -> Any:
-    monkeypatch.setattr(diagnose, "CoreV1Api", _Logs)
+    monkeypatch.setattr(diagnose, "core_v1_api", lambda: _Logs)
     monkeypatch.setattr(_Logs, "reads", [])
     monkeypatch.setattr(_Logs, "text", "")
     return _Logs

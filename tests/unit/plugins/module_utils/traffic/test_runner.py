@@ -386,7 +386,9 @@ def test_a_test_phase_check_runs_under_the_traffic_phase(run: Any, monkeypatch: 
     from ansible_collections.lcm.openstack.plugins.module_utils.phase.spec import PhaseRequest, Source
 
     monkeypatch.setattr(_FakePhaseRunner, "runs", [])
-    monkeypatch.setattr(traffic, "PhaseRunner", _FakePhaseRunner)
+    from ansible_collections.lcm.openstack.plugins.module_utils.phase import runner as phase_runner
+
+    monkeypatch.setattr(phase_runner, "PhaseRunner", _FakePhaseRunner)  # imported when a check needs it
     test = PhaseRequest(type="test", service="web", release="web", namespace="t", source=Source(manifests=[]))
     req = _req(steps=[50, 100], check=Check(test=test))
     result, dyn, _p, _u = run(req, _Weights(req))
