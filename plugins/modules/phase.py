@@ -442,6 +442,12 @@ phase:
           message: 1/1 succeeded
           owned: false
           reason: "created without an owner: Deployment/keystone-api (DEPENDENCY_JOBS) waits for it, so deleting the Phase must leave it"
+    counts:
+      description:
+        - How many of the phase's objects are in each state (kstatus words), and C(total).
+        - Empty for a Phase written before the counts were kept.
+      type: dict
+      sample: {total: 12, Current: 12}
     failed_object:
       description: Kind/name of the object that failed the phase.
       type: str

@@ -116,8 +116,14 @@ def wait_for(
     on_change: Optional[Callable[[Dict[Key, Readiness]], None]] = None,
     fail_fast: bool = True,
     policy: FailurePolicy = FailurePolicy(),
+    pending: Optional[Any] = None,
 ) -> WaitResult:
-    """Block until every target is Current, one is Failed (fail_fast), or the timeout."""
+    """Block until every target is Current, one is Failed (fail_fast), or the timeout.
+
+    `pending` (the Phase's status writer) gathers what on_change tells it and
+    says when it wants to write it (`due()`, on the time.monotonic clock); the
+    loop wakes then and calls its `flush()`, so a change is written within its
+    interval even when no event follows it."""
     events: "queue.Queue" = queue.Queue()
     tracker = Tracker(targets, policy)
     watches = _start_watches(dyn, namespace, targets, label_selector, events)
@@ -133,11 +139,12 @@ def wait_for(
             remaining = deadline - now
             if remaining <= 0:
                 return tracker.result(timed_out=True)
-            wake = tracker.next_check()
+            _flush_due(pending, now)
+            wakes = [t for t in (tracker.next_check(), pending.due() if pending else None) if t is not None]
             try:
                 kind, w, payload = events.get(
-                    timeout=remaining if wake is None else max(0.0, min(remaining, wake - now)))
-            except queue.Empty:  # the timeout, or the end of a grace: look again
+                    timeout=remaining if not wakes else max(0.0, min(remaining, min(wakes) - now)))
+            except queue.Empty:  # the timeout, a write due, or the end of a grace: look again
                 if tracker.tick() and on_change:
                     on_change(dict(tracker.states))
                 continue
@@ -154,6 +161,12 @@ def wait_for(
     finally:
         for w in watches:
             w.stop()
+
+
+def _flush_due(pending: Optional[Any], now: float) -> None:
+    due = pending.due() if pending is not None else None
+    if due is not None and due <= now:
+        pending.flush()
 
 
 def _start_watches(dyn: Any, namespace: str, targets: Sequence[Target], label_selector: str,

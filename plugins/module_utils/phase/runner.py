@@ -219,7 +219,7 @@ class PhaseRunner:
                            for a in applied[-len(wave):]]
                 result = wait_for(self.dyn, req.namespace, targets, f"{LABEL_PHASE}={name}",
                                   max(1.0, deadline - time.monotonic()), on_change=writer.progress,
-                                  policy=req.failure_policy)
+                                  policy=req.failure_policy, pending=writer)
                 writer.record(result)
                 if not (result.failed or result.timed_out) and _takes_backup(req, wave):
                     writer.backup_taken(req.backup_ref, self._backup_source(wave, result))

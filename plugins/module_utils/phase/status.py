@@ -1,10 +1,20 @@
 # Copyright: lcm.openstack contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Write a Phase's status as it runs, so `kubectl get phases -w` shows where
-it is, and read it back as the module's snake_case return value."""
+it is, and read it back as the module's snake_case return value.
+
+status.objects is the record of every object the run applied, kept after its
+Jobs are gone, so it is written whole once, when the run starts. After that a
+write carries only what changed: JSON Patch operations on the entries whose
+state, message or ownership moved, with the counts per state and the MESSAGE
+line. Changes seen while waiting are gathered and written at most every
+INTERVAL seconds (the waiter calls flush() when one is due), and always before
+the run's end is written. A phase of N objects then costs O(N) bytes of
+status writes in all, where rewriting the list at every change cost O(N^2)."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
@@ -22,8 +32,10 @@ from ansible_collections.lcm.openstack.plugins.module_utils.phase.selection impo
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.stop import describe
 
 Key = Tuple[str, str]
-# The longest ownership reason kept per object: every status patch carries them all.
+# The longest ownership reason kept per object.
 REASON_LIMIT = 256
+# Seconds between two writes of the changes seen while waiting.
+INTERVAL = 0.5
 
 
 @dataclass(frozen=True)
@@ -52,6 +64,12 @@ class StatusWriter:
             k: Readiness(NOT_FOUND, f"waits for wave {self.wave_of[k] + 1}") for k in self.order}
         # Whether the Phase owns each applied object, and why (ownership.decide).
         self.ownership: Dict[Key, Tuple[bool, str]] = {}
+        # The entries of status.objects as last written, and what waits to be.
+        self.written: List[Dict[str, Any]] = []
+        self.message = ""
+        self.dirty = False
+        self.last_write = 0.0
+        self.writes = 0
 
     # -- transitions ---------------------------------------------------------
     def start(self) -> Dict[str, Any]:
@@ -66,6 +84,7 @@ class StatusWriter:
             "message": "starting" if self.order else "no objects: nothing to run",
             "conditions": [_condition("Ready", "False", "Running", "the phase is running")],
             "objects": self._objects(),
+            "counts": self._counts(),
         })
 
     def progress(self, states: Dict[Key, Readiness]) -> None:
@@ -74,34 +93,59 @@ class StatusWriter:
                    if self.wave_of.get(k) == self.wave and not r.terminal]
         first = f"{waiting[0][0][0]} {waiting[0][0][1]} ({waiting[0][1].message})" if waiting else ""
         more = f" and {len(waiting) - 1} more" if len(waiting) > 1 else ""
-        message = f"wave {self.wave + 1}/{self.waves}: waiting for {first}{more}" if waiting \
+        self.message = f"wave {self.wave + 1}/{self.waves}: waiting for {first}{more}" if waiting \
             else f"wave {self.wave + 1}/{self.waves} done"
-        self._patch({"message": message, "objects": self._objects()})
+        self.dirty = True
+        if time.monotonic() - self.last_write >= INTERVAL:
+            self.flush()
 
     def record(self, result: Any) -> None:
         self.states.update(result.states)
+        self.dirty = True
 
     def decided(self, applied: Iterable[Any]) -> None:
-        """Remember the ownership decisions of a wave's applied objects; the
-        next status patch carries them, so `kubectl get phase -o yaml` says
-        why an object outlives the Phase. No patch of its own."""
+        """The ownership decisions of a wave's applied objects, written with
+        the wave's start, so `kubectl get phase -o yaml` says why an object
+        outlives the Phase."""
         for a in applied:
             self.ownership[(a.kind, a.name)] = (bool(a.owned), a.reason)
+        self.message = f"wave {self.wave + 1}/{self.waves}: applied"
+        self.dirty = True
+        self.flush()
+
+    def due(self) -> Optional[float]:
+        """When (time.monotonic) the changes not yet written are to be; None when there are none."""
+        return self.last_write + INTERVAL if self.dirty else None
+
+    def flush(self) -> None:
+        """Write what changed since the last write: the changed entries, the counts and the message."""
+        if not self.dirty:
+            return
+        current = self._objects()
+        ops = _entry_ops(self.written, current) if len(self.written) == len(current) else None
+        if ops is None:  # not written whole yet: the list once
+            self._patch(dict({"objects": current, "counts": self._counts()},
+                             **({"message": self.message} if self.message else {})))
+            return
+        ops += [{"op": "add", "path": "/status/counts", "value": self._counts()}]
+        if self.message:
+            ops.append({"op": "add", "path": "/status/message", "value": self.message})
+        self._send(ops, "application/json-patch+json", current)
 
     def backup_taken(self, ref: str, source: Optional[Dict[str, str]] = None) -> None:
         """The backup job is Current: a rollback can now restore this backup.
         `source` is the CronJob a backup Job was made from (backup_step), so
         the rollback makes its restore Job from the same one; none for the
         chart's own job-db-backup."""
+        self.flush()
         self._patch({"backupRef": ref, **({"backupSource": dict(source)} if source else {})})
 
     def succeed(self) -> None:
         started = parse_time((self.phase.get("status") or {}).get("startedAt"))
         took = int((datetime.now(timezone.utc) - started).total_seconds()) if started else 0
         message = f"{len(self.order)} object(s) Current in {took}s" if self.order else "no objects: nothing to run"
-        self._patch({"state": SUCCEEDED, "completedAt": now(), "message": message,
-                     "conditions": [_condition("Ready", "True", "Succeeded", message)],
-                     "objects": self._objects()})
+        self._end({"state": SUCCEEDED, "completedAt": now(), "message": message,
+                   "conditions": [_condition("Ready", "True", "Succeeded", message)]})
 
     def diagnose(self, dyn: Any, result: Any, timeout: float) -> Failure:
         """The failed object (or, on a timeout, every one not ready) and why."""
@@ -137,9 +181,8 @@ class StatusWriter:
     def succeeded(self, message: str) -> None:
         """Succeeded, with a message of the caller's (a phase that owns no objects)."""
         message = self.redactor.redact(message)
-        self._patch({"state": SUCCEEDED, "completedAt": now(), "message": message,
-                     "conditions": [_condition("Ready", "True", "Succeeded", message)],
-                     "objects": self._objects()})
+        self._end({"state": SUCCEEDED, "completedAt": now(), "message": message,
+                   "conditions": [_condition("Ready", "True", "Succeeded", message)]})
 
     def failed(self, reason: str, message: str, failed_object: Optional[str] = None) -> None:
         """Failed for a reason of the caller's (a phase that owns no objects)."""
@@ -148,15 +191,26 @@ class StatusWriter:
     def _failed(self, failed_object: Optional[str], reason: str, message: str, tail: str,
                 stopped: Sequence[Dict[str, Any]] = ()) -> None:
         message = self.redactor.redact(message)
-        self._patch({"state": FAILED, "completedAt": now(), "message": message,
-                     "failedObject": failed_object, "reason": reason,
-                     "logTail": self.redactor.redact(tail) or None,
-                     "stoppedJobs": [self.redactor.redact_deep(dict(s)) for s in stopped] or None,
-                     "conditions": [_condition("Ready", "False", reason, message),
-                                    _condition("Failed", "True", reason, message)],
-                     "objects": self._objects()})
+        self._end({"state": FAILED, "completedAt": now(), "message": message,
+                   "failedObject": failed_object, "reason": reason,
+                   "logTail": self.redactor.redact(tail) or None,
+                   "stoppedJobs": [self.redactor.redact_deep(dict(s)) for s in stopped] or None,
+                   "conditions": [_condition("Ready", "False", reason, message),
+                                  _condition("Failed", "True", reason, message)]})
 
     # -- writing ---------------------------------------------------------------
+    def _end(self, status: Dict[str, Any]) -> None:
+        """The run's end: the object changes not written yet, then the outcome."""
+        self.message = ""  # the outcome's own message follows
+        self.flush()
+        self._patch(dict(status, counts=self._counts()) if self.order else status)
+
+    def _counts(self) -> Dict[str, int]:
+        counts: Dict[str, int] = {"total": len(self.order)}
+        for k in self.order:
+            counts[self.states[k].state] = counts.get(self.states[k].state, 0) + 1
+        return counts
+
     def _objects(self) -> List[Dict[str, Any]]:
         out: List[Dict[str, Any]] = []
         for k in self.order:
@@ -169,15 +223,43 @@ class StatusWriter:
         return out
 
     def _patch(self, status: Dict[str, Any]) -> Dict[str, Any]:
+        if "objects" in status:
+            self._send({"status": status}, "application/merge-patch+json", status["objects"])
+        else:
+            self._send({"status": status}, "application/merge-patch+json")
+        return self.phase
+
+    def _send(self, body: Any, content_type: str, objects: Optional[List[Dict[str, Any]]] = None) -> None:
         meta = self.phase["metadata"]
         try:
-            # A merge patch may be sent again: a blip must not lose the outcome.
+            # Both kinds of patch may be sent again: each operation sets a value,
+            # so a blip does not lose the outcome nor apply it twice.
             self.phase = transient.retry(lambda: self.phases.status.patch(
-                body={"status": status}, name=meta["name"], namespace=meta["namespace"],
-                content_type="application/merge-patch+json").to_dict())
+                body=body, name=meta["name"], namespace=meta["namespace"], content_type=content_type).to_dict())
         except DynamicApiError as exc:
+            if content_type.startswith("application/json-patch") and exc.status == 422 and objects is not None:
+                # The list is not as this run wrote it (edited by hand): write it whole.
+                self.written = []
+                self._send({"status": {"objects": objects, "counts": self._counts()}},
+                           "application/merge-patch+json", objects)
+                return
             raise api_error(exc, "patch", "phases/status", meta["namespace"]) from exc
-        return self.phase
+        self.writes += 1
+        self.last_write = time.monotonic()
+        if objects is not None:
+            self.written, self.dirty = [dict(o) for o in objects], False
+
+
+def _entry_ops(written: List[Dict[str, Any]], current: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    """JSON Patch operations turning the entries written into the current ones
+    (same objects, same order: only their fields move)."""
+    ops: List[Dict[str, Any]] = []
+    for index, (was, now_) in enumerate(zip(written, current)):
+        for field, value in now_.items():
+            if was.get(field) != value:
+                ops.append({"op": "add", "path": f"/status/objects/{index}/{field}", "value": value})
+        ops += [{"op": "remove", "path": f"/status/objects/{index}/{field}"} for field in was if field not in now_]
+    return ops
 
 
 def _condition(ctype: str, status: str, reason: str, message: str) -> Dict[str, str]:

@@ -28,6 +28,7 @@ def summary(phase: Dict[str, Any]) -> Dict[str, Any]:
         "duration_seconds": int((completed - started).total_seconds()) if started and completed else None,
         "spec_hash": status.get("specHash") or meta.get("labels", {}).get("lifecycle.openstack.org/spec-hash"),
         "objects": [dict(o) for o in status.get("objects") or []],
+        "counts": dict(status.get("counts") or {}),
     }
     if status.get("state") == FAILED:
         out.update(failed_object=status.get("failedObject"), reason=status.get("reason"),

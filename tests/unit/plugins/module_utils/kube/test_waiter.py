@@ -164,3 +164,72 @@ def test_a_terminal_answer_is_not_retried() -> None:
                                    [forbidden], stop_after=99)
     assert [kind for kind, _w, _p in events] == ["LIST", "ERROR"]
     assert events[-1][2] is forbidden and waits == []
+
+
+class _Watch:
+    """One kind's watch as wait_for sees it: a resource, what it covers, stop()."""
+
+    def __init__(self):
+        self.res = _Res([])
+        self.covers = {("Job", "db-sync")}
+        self.job_pods = False
+        self.stopped = False
+
+    def stop(self):
+        self.stopped = True
+
+
+class _Writer:
+    """A status writer with changes to write once the first is seen; its
+    flush, when due, is when the Job then completes. No event comes between:
+    only the due time can wake the loop."""
+
+    def __init__(self, events, watch):
+        self.events, self.watch = events, watch
+        self.changes, self.flushes = [], 0
+
+    def progress(self, states):
+        self.changes.append({k: r.state for k, r in states.items()})
+
+    def due(self):
+        import time
+
+        return time.monotonic() - 1 if self.changes and not self.flushes else None
+
+    def flush(self):
+        self.flushes += 1
+        self.events.put(("MODIFIED", self.watch, [_raw_job("db-sync", "12", complete=True)]))
+
+
+def test_a_change_waiting_to_be_written_wakes_the_loop_when_due(monkeypatch) -> None:
+    from ansible_collections.lcm.openstack.plugins.module_utils.kube import waiter
+    from ansible_collections.lcm.openstack.plugins.module_utils.kube.tracker import Target
+
+    seen = {}
+
+    def start(_dyn, _ns, _targets, _selector, events):
+        watch = _Watch()
+        seen.update(events=events, watch=watch)
+        events.put(("LIST", watch, [_raw_job("db-sync", "11")]))
+        return [watch]
+    monkeypatch.setattr(waiter, "_start_watches", start)
+    writer = None
+
+    def on_change(states):
+        nonlocal writer
+        if writer is None:
+            writer = _Writer(seen["events"], seen["watch"])
+        writer.progress(states)
+
+    class _Pending:  # the writer, once the first change made it
+        def due(self):
+            return writer.due() if writer else None
+
+        def flush(self):
+            writer.flush()
+
+    result = waiter.wait_for(None, "ns", [Target("batch/v1", "Job", "db-sync")], "phase=x", timeout=3,
+                             on_change=on_change, pending=_Pending())
+    assert not result.timed_out and result.states[("Job", "db-sync")].state == "Current"
+    assert writer.flushes == 1 and seen["watch"].stopped
+    assert [c[("Job", "db-sync")] for c in writer.changes] == ["InProgress", "Current"]

@@ -1,16 +1,26 @@
-"""plugins/module_utils/phase/status.py: how a failed phase is written, its stopped Jobs included."""
+"""plugins/module_utils/phase/status.py: how a failed phase is written, its
+stopped Jobs included; the list of objects written whole once, then only what
+changes, gathered while waiting and written at most every INTERVAL seconds."""
 
 from __future__ import annotations
 
+import copy
+import json
 from types import SimpleNamespace
 from typing import Any, Dict, List
 
-from ansible_collections.lcm.openstack.plugins.module_utils.phase.status import Failure, StatusWriter
+import pytest
+from kubernetes.dynamic.exceptions import UnprocessibleEntityError
+
+from ansible_collections.lcm.openstack.plugins.module_utils.phase import status as status_module
+from ansible_collections.lcm.openstack.plugins.module_utils.phase.status import INTERVAL, Failure, StatusWriter
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.summary import summary
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.readiness import Readiness
 from ansible_collections.lcm.openstack.plugins.module_utils.common.redact import Redactor
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.render import Rendered
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.tracker import WaitResult
+from support import json_patch
+from support.fake_leases import error
 
 SECRET = "Db-Pass-0917"
 PHASE = {"metadata": {"name": "keystone-install-1a2b3c4d", "namespace": "openstack", "uid": "u", "generation": 1},
@@ -18,14 +28,52 @@ PHASE = {"metadata": {"name": "keystone-install-1a2b3c4d", "namespace": "opensta
 
 
 class _Phases:
+    """The Phase's status subresource: merge patches and JSON patches applied
+    as the apiserver does; each merge patch's status kept in `patches`, every
+    write's body in `sent`."""
+
     def __init__(self) -> None:
         self.patches: List[Dict[str, Any]] = []
+        self.sent: List[Any] = []
+        self.phase = copy.deepcopy(PHASE)
         self.status = self
+        self.refuse_json_patch = False
 
-    def patch(self, body: Dict[str, Any], **_kw: Any) -> Any:
-        self.patches.append(body["status"])
-        merged = dict(PHASE, status={**PHASE["status"], **body["status"]})
-        return SimpleNamespace(to_dict=lambda: merged)
+    def patch(self, body: Any, content_type: str, **_kw: Any) -> Any:
+        self.sent.append(body)
+        if content_type == "application/json-patch+json":
+            try:
+                if self.refuse_json_patch:
+                    raise json_patch.PatchFailed("edited by hand")
+                self.phase = json_patch.apply(self.phase, body)
+            except json_patch.PatchFailed:
+                raise error(UnprocessibleEntityError, 422) from None
+        else:
+            assert content_type == "application/merge-patch+json"
+            self.patches.append(body["status"])
+            merged = {**self.phase.get("status", {}), **body["status"]}
+            self.phase["status"] = {k: v for k, v in merged.items() if v is not None}
+        phase = copy.deepcopy(self.phase)
+        return SimpleNamespace(to_dict=lambda: phase)
+
+    def json_patches(self) -> List[List[Dict[str, Any]]]:
+        return [b for b in self.sent if isinstance(b, list)]
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture(autouse=True)
+def clock(monkeypatch: pytest.MonkeyPatch) -> _Clock:
+    """The writer's time.monotonic, moved by the tests."""
+    fake = _Clock()
+    monkeypatch.setattr(status_module.time, "monotonic", fake)
+    return fake
 
 
 def _writer() -> tuple:
@@ -34,7 +82,7 @@ def _writer() -> tuple:
     job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "keystone-db-sync"}}
     phases = _Phases()
     rendered = Rendered(obj=job, source="templates/job-db-sync.yaml")
-    return StatusWriter(phases, dict(PHASE), [rendered], redactor), phases
+    return StatusWriter(phases, copy.deepcopy(PHASE), [rendered], redactor), phases
 
 
 def _crashing_pod() -> Dict[str, Any]:
@@ -82,15 +130,17 @@ def test_a_new_run_clears_the_stopped_jobs_of_the_last() -> None:
     assert "stoppedJobs" in phases.patches[-1] and phases.patches[-1]["stoppedJobs"] is None
 
 
-def test_the_status_says_which_objects_the_phase_owns_and_why() -> None:
+def test_the_status_says_which_objects_the_phase_owns_and_why(clock: _Clock) -> None:
     writer, phases = _writer()
     writer.start()
     assert "owned" not in phases.patches[-1]["objects"][0]  # not applied yet: nothing decided
     reason = ("created without an owner: Deployment/keystone-api (DEPENDENCY_JOBS) waits for it, so deleting "
               "the Phase must leave it")
+    clock.now += INTERVAL
     writer.decided([SimpleNamespace(kind="Job", name="keystone-db-sync", owned=False, reason=reason)])
+    clock.now += INTERVAL
     writer.progress({("Job", "keystone-db-sync"): Readiness("InProgress", "1 active")})
-    (entry,) = phases.patches[-1]["objects"]
+    (entry,) = writer.phase["status"]["objects"]
     assert entry == {"kind": "Job", "name": "keystone-db-sync", "state": "InProgress", "message": "1 active",
                      "owned": False, "reason": reason}
     writer.succeed()
@@ -99,12 +149,107 @@ def test_the_status_says_which_objects_the_phase_owns_and_why() -> None:
 
 def test_an_ownership_reason_is_bounded_and_masked() -> None:
     writer, phases = _writer()
+    writer.start()
     writer.decided([SimpleNamespace(kind="Job", name="keystone-db-sync", owned=True,
                                     reason=f"owned: {SECRET} " + "x" * 1000)])
     writer.succeed()
-    (entry,) = phases.patches[-1]["objects"]
+    (entry,) = writer.phase["status"]["objects"]
     assert entry["owned"] is True and entry["reason"].startswith("owned: ********")
-    assert len(entry["reason"]) == 256 and SECRET not in str(phases.patches)
+    assert len(entry["reason"]) == 256 and SECRET not in str(phases.sent)
+
+
+def _many(count: int) -> tuple:
+    jobs = [Rendered(obj={"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": f"keystone-job-{n:03d}"}},
+                     source="templates/jobs.yaml") for n in range(count)]
+    phases = _Phases()
+    return StatusWriter(phases, copy.deepcopy(PHASE), jobs, Redactor()), phases
+
+
+def _run_jobs(writer: StatusWriter, clock: _Clock, count: int) -> None:
+    """Every Job seen active, then each completing, one watch event each,
+    a tenth of INTERVAL apart, the waiter flushing when a write is due."""
+    writer.start()
+    writer.decided([SimpleNamespace(kind="Job", name=f"keystone-job-{n:03d}", owned=True, reason="owned: its Job")
+                    for n in range(count)])
+    events = [(n, Readiness("InProgress", "1 active")) for n in range(count)] + \
+        [(n, Readiness("Current", "1/1 succeeded")) for n in range(count)]
+    for n, state in events:
+        clock.now += INTERVAL / 10
+        due = writer.due()
+        if due is not None and due <= clock.now:
+            writer.flush()
+        writer.progress({("Job", f"keystone-job-{n:03d}"): state})
+    writer.succeed()
+
+
+@pytest.mark.parametrize("count", [10, 50, 200])
+def test_writes_grow_with_the_objects_not_with_their_square(clock: _Clock, count: int) -> None:
+    """The list is written whole once; then each write carries the entries
+    that changed since the last one, so the bytes grow linearly with the
+    objects, and the writes with the time the changes take, not their number."""
+    writer, phases = _many(count)
+    _run_jobs(writer, clock, count)
+    sizes = [len(json.dumps(b)) for b in phases.sent]
+    first, wave, later = sizes[0], sizes[1], sizes[2:]
+    entry = first / count
+    assert wave < count * 150 + 500  # the ownership decisions: one write when the wave starts
+    # Two changes an object (active, then succeeded), each its state and message (about 90 bytes an operation).
+    assert sum(later) < count * 2 * 2 * 100 + len(later) * 250
+    assert max(later) < 10 * 2 * 100 + 250  # a write holds what changed in one interval: ten events here
+    assert len(later) <= 2 * count / 10 + 4  # at most one write every tenth event, then the end
+    assert entry < 160
+    final = writer.phase["status"]
+    assert [o["state"] for o in final["objects"]] == ["Current"] * count
+    assert final["counts"] == {"total": count, "Current": count} and final["state"] == "Succeeded"
+
+
+def test_changes_seen_within_the_interval_wait_for_the_waiter(clock: _Clock) -> None:
+    writer, phases = _many(3)
+    writer.start()
+    clock.now += INTERVAL
+    writer.progress({("Job", "keystone-job-000"): Readiness("InProgress", "1 active")})
+    written = len(phases.sent)
+    assert writer.due() is None  # written at once: the interval had passed
+    writer.progress({("Job", "keystone-job-001"): Readiness("InProgress", "1 active")})
+    assert len(phases.sent) == written and writer.due() == clock.now + INTERVAL - 0  # waits
+    clock.now += INTERVAL
+    writer.flush()
+    (ops,) = phases.json_patches()[-1:]
+    assert {"op": "add", "path": "/status/objects/1/state", "value": "InProgress"} in ops
+    assert not [o for o in ops if o["path"].startswith("/status/objects/0/")]  # written before
+    assert {"op": "add", "path": "/status/counts", "value": {"total": 3, "InProgress": 2, "NotFound": 1}} in ops
+    assert writer.phase["status"]["message"] == "wave 1/1: waiting for Job keystone-job-000 (1 active) and 2 more"
+    assert writer.due() is None
+
+
+def test_the_end_writes_the_changes_not_yet_written_before_the_outcome(clock: _Clock) -> None:
+    writer, phases = _many(2)
+    writer.start()
+    writer.record(SimpleNamespace(states={("Job", "keystone-job-000"): Readiness("Current", "done"),
+                                          ("Job", "keystone-job-001"): Readiness("Current", "done")}))
+    writer.succeed()
+    assert isinstance(phases.sent[-2], list) and phases.patches[-1]["state"] == "Succeeded"
+    assert [o["state"] for o in writer.phase["status"]["objects"]] == ["Current", "Current"]
+
+
+def test_a_list_edited_by_hand_is_written_whole_again(clock: _Clock) -> None:
+    writer, phases = _many(2)
+    writer.start()
+    phases.refuse_json_patch = True
+    clock.now += INTERVAL
+    writer.progress({("Job", "keystone-job-001"): Readiness("InProgress", "1 active")})
+    assert [o["state"] for o in phases.patches[-1]["objects"]] == ["NotFound", "InProgress"]
+    assert writer.due() is None
+
+
+def test_a_phase_without_objects_writes_no_object_changes() -> None:
+    phases = _Phases()
+    writer = StatusWriter(phases, copy.deepcopy(PHASE), [], Redactor())
+    writer.start()
+    writer.note("selector applied")
+    writer.succeeded("traffic back")
+    assert phases.json_patches() == [] and len(phases.sent) == 3
+    assert "counts" not in phases.patches[-1]
 
 
 def test_a_backup_is_recorded_with_the_cronjob_it_was_made_from() -> None:
