@@ -6,7 +6,9 @@ A phase (phase/runner.py) and a traffic move (traffic/runner.py) record their ru
 way, and every way out of it must leave a Phase that tells the truth:
 
 - started: the ServiceLifecycle exists and names the Phase as current, the
-  Phase is Running, the UpdateStatus shows it;
+  Phase is Running; the UpdateStatus shows it once the work is under way (the
+  first wave applied, or the traffic setting chosen), so the refresh, which
+  reads every service's objects, does not hold back the first Job;
 - the work raises PhaseFailed (it recorded its own failure): passed on;
 - a PhaseError: the Phase is Failed with its message, its Jobs stopped;
 - SIGTERM or SIGINT (common/interrupt.py): the Phase stays Running, its Jobs go
@@ -99,15 +101,15 @@ def _refreshed(dyn: Any, warnings: List[str]) -> None:
 def recorded(dyn: Any, writer: StatusWriter, lifecycle: Lifecycle,
              details: Callable[[], Dict[str, Any]], warnings: List[str]) -> Iterator[StatusWriter]:
     """Mark the run started everywhere it shows (the ServiceLifecycle names
-    the Phase, the Phase is Running, the UpdateStatus shows it), then the
-    block does the phase's work; whatever leaves it, the record ends true
+    the Phase, the Phase is Running, the UpdateStatus shows it once the work
+    is under way), then the block does the phase's work; whatever leaves it, the record ends true
     (see the module docstring). `details` gives what a PhaseFailed carries
     besides the message, read after the failure was recorded; a refresh of
     the UpdateStatus that failed is added to `warnings`."""
     lifecycle.ensure()
     writer.start()
     lifecycle.phase_started(writer.phase)
-    _refreshed(dyn, warnings)
+    writer.when_under_way(lambda: _refreshed(dyn, warnings))
     name = writer.phase["metadata"]["name"]
     try:
         with interrupt.stopped_by_signal():
@@ -123,6 +125,7 @@ def recorded(dyn: Any, writer: StatusWriter, lifecycle: Lifecycle,
             except Exception as exc:  # an API call or a bug: never leave the Phase Running behind
                 raise PhaseFailed(_unexpected(dyn, writer, name, exc), **details()) from exc
     finally:
+        writer.when_under_way(None)  # not under way yet: the end's refresh says it all
         if (writer.phase.get("status") or {}).get("state") in (SUCCEEDED, FAILED):
             lifecycle.phase_ended(writer.phase)
             _refreshed(dyn, warnings)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common import transient
 from ansible_collections.lcm.openstack.plugins.module_utils.kube import diagnose
@@ -70,6 +70,7 @@ class StatusWriter:
         self.dirty = False
         self.last_write = 0.0
         self.writes = 0
+        self.under_way: Optional[Callable[[], None]] = None
 
     # -- transitions ---------------------------------------------------------
     def start(self) -> Dict[str, Any]:
@@ -112,6 +113,17 @@ class StatusWriter:
         self.message = f"wave {self.wave + 1}/{self.waves}: applied"
         self.dirty = True
         self.flush()
+        self._under_way()
+
+    def when_under_way(self, then: Optional[Callable[[], None]]) -> None:
+        """Call `then` once, when the work is under way: after the first wave
+        is applied or the first note is written (None: not at all)."""
+        self.under_way = then
+
+    def _under_way(self) -> None:
+        then, self.under_way = self.under_way, None
+        if then is not None:
+            then()
 
     def due(self) -> Optional[float]:
         """When (time.monotonic) the changes not yet written are to be; None when there are none."""
@@ -177,6 +189,7 @@ class StatusWriter:
     def note(self, message: str) -> None:
         """What a running phase does now, for the MESSAGE column; nothing else changes."""
         self._patch({"message": self.redactor.redact(message)})
+        self._under_way()
 
     def succeeded(self, message: str) -> None:
         """Succeeded, with a message of the caller's (a phase that owns no objects)."""

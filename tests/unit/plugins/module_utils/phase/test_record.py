@@ -21,6 +21,16 @@ class _Writer:
         self.redactor = Redactor()
         self.broken = broken  # the apiserver is gone: no write lands
         self.notes: List[str] = []
+        self.under_way: Any = None
+
+    def when_under_way(self, then: Any) -> None:
+        self.under_way = then
+
+    def decided(self) -> None:
+        """The first wave applied: the work is under way."""
+        then, self.under_way = self.under_way, None
+        if then:
+            then()
 
     def start(self) -> Dict[str, Any]:
         self.phase["status"] = {"state": "Running"}
@@ -84,21 +94,41 @@ def _run(writer: _Writer, lifecycle: _Lifecycle, body: Any) -> PhaseFailed:
     return caught.value
 
 
-def test_the_update_status_is_refreshed_when_the_run_starts_and_when_it_ends(
+def test_the_update_status_is_refreshed_once_the_work_is_under_way_and_when_it_ends(
         monkeypatch: pytest.MonkeyPatch, refreshes: List[str]) -> None:
+    """Not before the first wave: the refresh reads every service's objects,
+    and the phase's first Job does not wait for it."""
     from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus import keeper
 
     writer, lifecycle, warnings = _Writer(), _Lifecycle(), []  # type: ignore[var-annotated]
     with phase_record.recorded(_NoJobs(), writer, lifecycle, dict, warnings):
-        assert refreshes == ["refresh"] and lifecycle.started == ["Running"]
+        assert refreshes == [] and lifecycle.started == ["Running"]
+        writer.decided()
+        assert refreshes == ["refresh"]
+        writer.decided()  # the next waves: once is enough
+        assert refreshes == ["refresh"]
         writer.phase["status"] = {"state": "Succeeded"}
         monkeypatch.setattr(keeper, "refresh", lambda dyn: "the UpdateStatus was not refreshed: 403")
     assert lifecycle.ended == ["Succeeded"] and warnings == ["the UpdateStatus was not refreshed: 403"]
 
 
 def test_an_interrupted_run_is_not_ended_and_not_refreshed_again(refreshes: List[str]) -> None:
-    _run(_Writer(), _Lifecycle(), lambda: os.kill(os.getpid(), signal.SIGINT))
+    writer = _Writer()
+
+    def body() -> None:
+        writer.decided()
+        os.kill(os.getpid(), signal.SIGINT)
+    _run(writer, _Lifecycle(), body)
     assert refreshes == ["refresh"]
+
+
+def test_a_run_that_ends_before_its_work_is_under_way_is_refreshed_once(refreshes: List[str]) -> None:
+    writer = _Writer()
+
+    def body() -> None:
+        raise PhaseError("the dry run refused Job keystone-db-sync")
+    _run(writer, _Lifecycle(), body)
+    assert refreshes == ["refresh"] and writer.under_way is None
 
 
 def test_a_phase_error_fails_the_phase_and_ends_its_record() -> None:
