@@ -50,17 +50,28 @@ from ansible_collections.lcm.openstack.plugins.module_utils.phase.spec import Ph
 
 count, kubeconfig = int(sys.argv[2]), sys.argv[3]
 api = config.new_client_from_config(config_file=kubeconfig)
-stats = {"requests": 0, "status_writes": 0, "status_bytes": 0, "largest_write": 0}
+stats = {"requests": 0, "status_writes": 0, "status_bytes": 0, "largest_write": 0, "by": {}}
 inner = api.call_api
 
-def call_api(resource_path, method, *args, **kwargs):
+def call_api(*args, **kwargs):
+    # kubernetes < 34 calls call_api(path, method, ..., body=...); later
+    # clients call_api(method, url, headers, body, ...) with the URL built.
+    first, second = args[0], args[1]
+    method, path = (first, second) if first.isupper() else (second, first)
+    body = kwargs["body"] if "body" in kwargs else (args[3] if len(args) > 3 else None)
+    path = path.split("?")[0]
     stats["requests"] += 1
-    if method == "PATCH" and resource_path.endswith("/status") and "/phases/" in resource_path:
-        size = len(json.dumps(kwargs.get("body"), default=str))
+    parts = path.strip("/").split("/")
+    at = parts.index("namespaces") + 2 if "namespaces" in parts and len(parts) > parts.index("namespaces") + 2 \
+        else len(parts) - 1
+    what = "/".join([parts[at]] + parts[at + 2:at + 3])
+    stats["by"][f"{method} {what}"] = stats["by"].get(f"{method} {what}", 0) + 1
+    if method == "PATCH" and path.endswith("/status") and "/phases/" in path:
+        size = len(body) if isinstance(body, (str, bytes)) else len(json.dumps(body, default=str))
         stats["status_writes"] += 1
         stats["status_bytes"] += size
         stats["largest_write"] = max(stats["largest_write"], size)
-    return inner(resource_path, method, *args, **kwargs)
+    return inner(*args, **kwargs)
 api.call_api = call_api
 dyn = dynamic.DynamicClient(api)
 ns = "scale-" + uuid.uuid4().hex[:6]
@@ -77,6 +88,7 @@ jobs = [{"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": f"scale-{
 req = PhaseRequest(type="install", service="scale", release="scale", namespace=ns, timeout=900,
                    source=Source(manifests=jobs, selection="manifests"))
 stats["requests"] = stats["status_writes"] = stats["status_bytes"] = stats["largest_write"] = 0
+stats["by"] = {}
 cpu0, wall0 = os.times(), time.monotonic()
 PhaseRunner(dyn, req).present()
 cpu1 = os.times()
