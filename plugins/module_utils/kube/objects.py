@@ -27,6 +27,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError, api_error, api_reason
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import FIELD_MANAGER
 from ansible_collections.lcm.openstack.plugins.module_utils.common.redact import mask_secret
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.plain import plain
 
 
 def get_or_none(res: Any, name: str, namespace: Optional[str] = None) -> Optional[Dict[str, Any]]:
@@ -49,7 +50,7 @@ def server_side_apply(res: Any, body: Dict[str, Any], namespace: Optional[str] =
     kwargs = {"dry_run": "All"} if dry_run else {}
     return transient.retry(lambda: res.server_side_apply(
         body=body, name=body["metadata"]["name"], namespace=namespace, field_manager=manager,
-        force_conflicts=True, **kwargs).to_dict())
+        force_conflicts=True, serializer=plain, **kwargs).to_dict())
 
 
 def applied(res: Any, body: Dict[str, Any], namespace: Optional[str] = None, manager: str = FIELD_MANAGER,

@@ -25,7 +25,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common import transient
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import ApiException
@@ -33,9 +33,16 @@ from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import api_error
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.failures import JOB_NAME_LABEL, FailurePolicy
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.readiness import FAILED, Readiness
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.plain import plain
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.tracker import Key, Target, Tracker, WaitResult
 
 WATCH_CHUNK_SECONDS = 55  # server-side timeout of one watch request; resumed after
+
+
+def raw_events(res: Any, watcher: Any, **kwargs: Any) -> Iterator[Dict[str, Any]]:
+    """What dyn.watch(res, ...) streams, without the ResourceInstance it wraps
+    each event's object in: only raw_object is read (kube/plain.py)."""
+    return watcher.stream(res.get, serialize=False, timeout_seconds=WATCH_CHUNK_SECONDS, **kwargs)
 
 
 class _KindWatch(threading.Thread):
@@ -79,7 +86,7 @@ class _KindWatch(threading.Thread):
                 self.stopped.wait(transient.backoff(breaks))
 
     def _list(self) -> str:
-        listed = self.res.get(namespace=self.namespace, **self.selectors).to_dict()
+        listed = self.res.get(namespace=self.namespace, serializer=plain, **self.selectors).to_dict()
         self.lists += 1
         self.events.put(("LIST", self, listed.get("items") or []))
         return listed["metadata"]["resourceVersion"]
@@ -87,9 +94,8 @@ class _KindWatch(threading.Thread):
     def _watch_from(self, rv: str) -> Optional[str]:
         """Watch until the request ends; return where to resume, or None to re-list."""
         try:
-            for event in self.dyn.watch(self.res, namespace=self.namespace, resource_version=rv,
-                                        timeout=WATCH_CHUNK_SECONDS, watcher=self.watcher,
-                                        allow_watch_bookmarks=True, **self.selectors):
+            for event in raw_events(self.res, self.watcher, namespace=self.namespace,
+                                    resource_version=rv, allow_watch_bookmarks=True, **self.selectors):
                 obj = event["raw_object"]
                 if event["type"] == "ERROR":
                     if obj.get("code") == 410:

@@ -37,6 +37,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils.phase.ownership impo
 )
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.deletion import delete_and_wait
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.objects import comparable, server_side_apply
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.plain import plain
 
 CREATED, UPDATED, UNCHANGED, REPLACED, SHARED = "created", "updated", "unchanged", "replaced", "shared"
 
@@ -86,7 +87,7 @@ class Applier:
     def get(self, api_version: str, kind: str, name: str) -> Optional[Dict[str, Any]]:
         res = self.resource(api_version, kind)
         try:
-            return transient.retry(lambda: res.get(name=name, namespace=self.namespace).to_dict())
+            return transient.retry(lambda: res.get(name=name, namespace=self.namespace, serializer=plain).to_dict())
         except NotFoundError:
             return None
         except DynamicApiError as exc:
@@ -169,7 +170,7 @@ class Applier:
         try:
             job = transient.retry(lambda: res.patch(
                 body={"spec": {"suspend": False}}, name=result.name, namespace=self.namespace,
-                content_type="application/merge-patch+json", field_manager=FIELD_MANAGER).to_dict())
+                content_type="application/merge-patch+json", field_manager=FIELD_MANAGER, serializer=plain).to_dict())
         except DynamicApiError as exc:
             raise api_error(exc, "patch", res.name, self.namespace) from exc
         result.after = comparable(job)
@@ -195,7 +196,7 @@ class Applier:
 
         def call(body: Dict[str, Any]) -> Dict[str, Any]:
             return res.create(body=body, namespace=self.namespace, dry_run="All",
-                              field_manager=FIELD_MANAGER).to_dict()
+                              field_manager=FIELD_MANAGER, serializer=plain).to_dict()
         self._validated(call, res, probe, "create", obj["metadata"]["name"])
 
     def _validated(self, call: Callable[[Dict[str, Any]], Dict[str, Any]], res: Any, obj: Dict[str, Any],

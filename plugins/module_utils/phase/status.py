@@ -26,6 +26,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import FAILED, RUNNING, SUCCEEDED
 from ansible_collections.lcm.openstack.plugins.module_utils.common.timefmt import now_text as now, parse_time
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.readiness import NOT_FOUND, Readiness
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.plain import plain
 from ansible_collections.lcm.openstack.plugins.module_utils.common.redact import Redactor
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.render import Rendered
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.selection import waves
@@ -248,7 +249,7 @@ class StatusWriter:
             # Both kinds of patch may be sent again: each operation sets a value,
             # so a blip does not lose the outcome nor apply it twice.
             self.phase = transient.retry(lambda: self.phases.status.patch(
-                body=body, name=meta["name"], namespace=meta["namespace"], content_type=content_type).to_dict())
+                body=body, name=meta["name"], namespace=meta["namespace"], content_type=content_type, serializer=plain).to_dict())
         except DynamicApiError as exc:
             if content_type.startswith("application/json-patch") and exc.status == 422 and objects is not None:
                 # The list is not as this run wrote it (edited by hand): write it whole.

@@ -13,6 +13,7 @@ import pytest
 from ansible_collections.lcm.openstack.plugins.module_utils.common import transient
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import DynamicApiError
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.plain import plain
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.objects import applied, get_or_none, server_side_apply
 
 
@@ -89,7 +90,7 @@ def test_an_apply_takes_over_the_fields_it_sets_under_the_collection_manager() -
     res = _Res([dict(BODY, status={})])
     assert server_side_apply(res, BODY, "openstack") == dict(BODY, status={})
     assert res.sent == [{"body": BODY, "name": "keystone-api", "namespace": "openstack",
-                         "field_manager": "lcm.openstack", "force_conflicts": True}]
+                         "field_manager": "lcm.openstack", "force_conflicts": True, "serializer": plain}]
 
 
 def test_a_dry_run_apply_says_so_and_another_manager_is_kept() -> None:

@@ -21,13 +21,18 @@ class _Res:
 
 
 class _Dyn:
-    """Each call to watch() plays the next script: a list of events, or an HTTP status to fail with."""
+    """The watch of a _KindWatch (set as its watcher): each call to stream()
+    plays the next script, a list of events or an HTTP status to fail with."""
 
     def __init__(self, scripts):
         self.scripts = list(scripts)
         self.resource_versions = []
 
-    def watch(self, _res, resource_version=None, **_kwargs):
+    def stop(self):
+        pass
+
+    def stream(self, _list, resource_version=None, serialize=True, **_kwargs):
+        assert serialize is False  # the raw event objects, no ResourceInstance around them
         self.resource_versions.append(resource_version)
         script = self.scripts.pop(0) if self.scripts else []
         if isinstance(script, int):
@@ -59,6 +64,7 @@ def test_a_watch_resumes_from_the_last_resource_version_and_relists_on_410() -> 
     ])
     events: "_queue.Queue" = _queue.Queue()
     w = _KindWatch(dyn, res, "ns", events, [("Job", "db-sync")])
+    w.watcher = dyn
     original = w._watch_from
 
     def watch_then_stop(rv):
@@ -86,6 +92,7 @@ def _run_watch(lists, scripts, stop_after):
     res, dyn = _Res(lists), _Dyn(scripts)
     events: "_queue.Queue" = _queue.Queue()
     w = waiter._KindWatch(dyn, res, "ns", events, [("Job", "db-sync")])
+    w.watcher = dyn
     original = w._list
 
     def list_then_maybe_stop():

@@ -46,7 +46,7 @@ class _Res:
         self.applies: List[Dict[str, Any]] = []
         self.version = 0
 
-    def get(self, name: str, namespace: str) -> _Answer:
+    def get(self, name: str, namespace: str, **_kw: Any) -> _Answer:
         if name not in self.objects:
             raise _error(404, "NotFound", f'{self.name} "{name}" not found')
         return _Answer(self.objects[name])

@@ -120,7 +120,7 @@ class _Res:
         self.applied: List[Dict[str, Any]] = []
         self.patched: List[Tuple[str, Dict[str, Any], str]] = []
 
-    def get(self, name: str, namespace: str) -> _Obj:
+    def get(self, name: str, namespace: str, **_kw: Any) -> _Obj:
         from kubernetes.dynamic.exceptions import NotFoundError
         from kubernetes.client.rest import ApiException
         if name not in self.live:

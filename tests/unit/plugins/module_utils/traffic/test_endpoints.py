@@ -13,6 +13,7 @@ from kubernetes.dynamic.exceptions import NotFoundError
 from ansible_collections.lcm.openstack.plugins.module_utils.traffic.endpoints import (
     Goal, SliceWatch, apply_event, endpoints_of, pods_summary, unmet,
 )
+from ansible_collections.lcm.openstack.plugins.module_utils.kube import waiter
 from support.paths import UNIT_FIXTURES
 
 FIXTURES = UNIT_FIXTURES / "traffic"
@@ -96,6 +97,7 @@ class _Slices:
 
     def __init__(self, lists: List[List[Dict[str, Any]]]) -> None:
         self.lists, self.selectors = list(lists), []
+        self.dyn: Any = None
 
     def get(self, **kwargs: Any) -> _Result:
         self.selectors.append(kwargs.get("label_selector"))
@@ -107,7 +109,7 @@ class _Pods:
     def __init__(self) -> None:
         self.gets: List[str] = []
 
-    def get(self, name: str, namespace: str) -> _Result:
+    def get(self, name: str, namespace: str, **_kw: Any) -> _Result:
         self.gets.append(name)
         uid = {"web-blue-1": "u-blue-1", "web-blue-2": "u-blue-2", "web-green-1": "u-green-1"}.get(name)
         if uid is None:
@@ -123,10 +125,17 @@ class _Resources:
         return self.by_kind[kind]
 
 
+@pytest.fixture(autouse=True)
+def _watch_plays_the_script(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The EndpointSlices' watch stream is the fake client's watch()."""
+    monkeypatch.setattr(waiter, "raw_events", lambda res, _watcher, **kw: res.dyn.watch(res, **kw))
+
+
 class _Dyn:
     """watch() plays one script per call: events, or an HTTP status to fail with; then nothing."""
 
     def __init__(self, slices: _Slices, scripts: List[Any]) -> None:
+        slices.dyn = self  # whose watch() the watch stream of the slices plays
         self.pods = _Pods()
         self.resources = _Resources(slices, self.pods)
         self.scripts = list(scripts)

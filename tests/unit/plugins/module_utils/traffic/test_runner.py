@@ -49,7 +49,7 @@ class _Status:
     def __init__(self, store: "_Store") -> None:
         self.store = store
 
-    def patch(self, body: Dict[str, Any], name: str, namespace: str, content_type: str) -> _Obj:
+    def patch(self, body: Dict[str, Any], name: str, namespace: str, content_type: str, **_kw: Any) -> _Obj:
         obj = self.store.objects[name]
         _merge(obj.setdefault("status", {}), body["status"])
         self.store.messages.append((name, obj["status"].get("message")))

@@ -13,6 +13,7 @@ from kubernetes.dynamic.exceptions import NotFoundError
 
 from ansible_collections.lcm.openstack.plugins.module_utils.traffic.endpoints import Settled
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.plain import plain
 from ansible_collections.lcm.openstack.plugins.module_utils.traffic.request import TrafficRequest
 from ansible_collections.lcm.openstack.plugins.module_utils.traffic.selector import DRAINED, SelectorBackend
 from support.paths import UNIT_FIXTURES
@@ -159,7 +160,7 @@ def test_apply_writes_the_selector_under_the_traffic_manager() -> None:
     assert body == {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": "t"},
                     "spec": {"selector": {"app": "web", "track": "green"}}}
     assert kwargs == {"name": "web", "namespace": "t", "field_manager": "lcm.openstack-traffic",
-                      "force_conflicts": True, "dry_run": "All"}
+                      "force_conflicts": True, "dry_run": "All", "serializer": plain}
 
 
 def test_the_timeout_names_the_pods_the_new_selector_picks() -> None:
