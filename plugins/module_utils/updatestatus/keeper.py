@@ -2,13 +2,13 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Keep the UpdateStatus singleton: read the cluster, compute, write if changed.
 
-What is read: every ServiceLifecycle and Phase, and in each namespace that has
-a ServiceLifecycle its pods, Deployments, Jobs, Services, EndpointSlices and
-the metadata of Helm's release records (the Secrets labelled owner=helm; their
-data, which holds the release's values, is dropped as soon as it is read).
-A namespace whose objects the credentials may not list keeps the entries it
-had: a runner bound in its own namespaces only (docs/rbac.md) refreshes
-those, and leaves the others to whoever may read them.
+What is read: every ServiceLifecycle and Phase, and in the namespaces with a
+ServiceLifecycle the pods, Deployments, Jobs, Services, EndpointSlices and
+the metadata of Helm's release records (Secrets labelled owner=helm; their
+data, the release's values, goes with its page). One list a kind, 8
+requests for any number of services (listing.py). A namespace whose objects
+the credentials may not list keeps the entries it had: a runner bound in its
+own namespaces only (docs/rbac.md) refreshes those, and leaves the others.
 What is computed is in updatestatus/assessment.py and insights/; this file only talks to
 the apiserver. The status is written with server-side apply under the
 collection's field manager, and only when something but the time changed, so
@@ -18,25 +18,24 @@ collection's field manager, and only when something but the time changed, so
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Set
 
 from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.assessment import cluster_status
-from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import DynamicApiError
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.crd import lcm_resource
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.objects import applied, get_or_none
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import CrdMissing, PhaseError, api_error, is_authorization_denial
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import CrdMissing, PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.insights import Settings, Snapshot
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import (
     API_VERSION, LIFECYCLE_KIND, PHASE_KIND,
 )
+from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.listing import Keep, across
 from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.report import report
 
 KIND = "UpdateStatus"
 NAME = "cluster"
 VOLATILE = ("observedAt",)
 
-# (api_version, kind, label selector) listed in each namespace with a service;
-# Snapshot.from_objects keeps only the metadata of Helm's release Secrets.
+# (api_version, kind, label selector) listed for the namespaces with a service.
 NAMESPACED = (
     ("v1", "Pod", None),
     ("apps/v1", "Deployment", None),
@@ -45,10 +44,6 @@ NAMESPACED = (
     ("discovery.k8s.io/v1", "EndpointSlice", None),
     ("v1", "Secret", "owner=helm"),
 )
-
-
-class _Unreadable(Exception):
-    """The credentials may not list a namespace's objects."""
 
 
 class StatusKeeper:
@@ -69,37 +64,22 @@ class StatusKeeper:
 
     # -- reading -------------------------------------------------------------
     def snapshot(self, now: datetime) -> Snapshot:
-        lifecycles = self._list(API_VERSION, LIFECYCLE_KIND)
-        objects = lifecycles + self._list(API_VERSION, PHASE_KIND)
-        unread = set()
-        for namespace in sorted({(s["metadata"].get("namespace") or "") for s in lifecycles}):
-            try:
-                found = [o for api_version, kind, selector in NAMESPACED
-                         for o in self._list(api_version, kind, namespace, selector)]
-            except _Unreadable:
-                # An account bound in its own namespaces (docs/rbac.md) keeps
-                # their entries; another namespace's stay as last written.
-                unread.add(namespace)
-                continue
-            objects += found
+        lifecycles = self._cluster_wide(LIFECYCLE_KIND)
+        objects = lifecycles + self._cluster_wide(PHASE_KIND)
+        namespaces = {(s["metadata"].get("namespace") or "") for s in lifecycles}
+        unread: Set[str] = set()
+        found: List[Dict[str, Any]] = []
+        for api_version, kind, selector in NAMESPACED:
+            res = self.dyn.resources.get(api_version=api_version, kind=kind)
+            found += across(res, namespaces, selector, _held(api_version, kind), unread)
+        # An unread namespace's entries stay as last written: none of its objects count.
+        objects += [o for o in found if (o.get("metadata") or {}).get("namespace") not in unread]
         snapshot = Snapshot.from_objects(objects, now)
         snapshot.unread = unread
         return snapshot
 
-    def _list(self, api_version: str, kind: str, namespace: Optional[str] = None,
-              selector: Optional[str] = None) -> List[Dict[str, Any]]:
-        res = (lcm_resource(self.dyn, kind) if api_version == API_VERSION
-               else self.dyn.resources.get(api_version=api_version, kind=kind))
-        try:
-            items = res.get(namespace=namespace, label_selector=selector).to_dict().get("items") or []
-        except DynamicApiError as exc:
-            if namespace and is_authorization_denial(exc):
-                raise _Unreadable(namespace) from exc
-            raise api_error(exc, "list", res.name, namespace) from exc
-        for item in items:  # list items carry no kind
-            item.setdefault("apiVersion", api_version)
-            item.setdefault("kind", kind)
-        return items
+    def _cluster_wide(self, kind: str) -> List[Dict[str, Any]]:
+        return across(lcm_resource(self.dyn, kind), None, None, _held(API_VERSION, kind), set())
 
     def _current(self) -> Optional[Dict[str, Any]]:
         return get_or_none(self.res, NAME)
@@ -123,6 +103,17 @@ def refresh(dyn: Any) -> str:
     except PhaseError as exc:
         return f"the UpdateStatus was not refreshed: {exc}"
     return ""
+
+
+def _held(api_version: str, kind: str) -> Keep:
+    """A listed item with its kind (list items carry none); a Secret's metadata only."""
+    def held(item: Dict[str, Any]) -> Dict[str, Any]:
+        if kind == "Secret":
+            item = {"metadata": item.get("metadata") or {}}
+        item.setdefault("apiVersion", api_version)
+        item.setdefault("kind", kind)
+        return item
+    return held
 
 
 def _comparable(status: Optional[Dict[str, Any]]) -> Dict[str, Any]:

@@ -17,55 +17,75 @@ from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import
 NOW = datetime(2026, 11, 22, 6, 0, tzinfo=timezone.utc)
 
 
-def _denied(resource: str, namespace: str) -> DynamicApiError:
+CRDS = ("ServiceLifecycle", "Phase")  # listed cluster-wide by the update-status ClusterRole
+
+
+def _denied(resource: str, namespace: Optional[str]) -> DynamicApiError:
+    where = f'in the namespace "{namespace}"' if namespace else "at the cluster scope"
     exc = ApiException(status=403, reason="Forbidden")
     exc.body = json.dumps({"kind": "Status", "code": 403, "reason": "Forbidden", "message": (
         f'{resource} is forbidden: User "system:serviceaccount:mine:lcm-runner" cannot list resource '
-        f'"{resource}" in API group "" in the namespace "{namespace}"')}).encode()
+        f'"{resource}" in API group "" {where}')}).encode()
     return DynamicApiError(exc)
 
 
 class _List:
-    def __init__(self, items: List[Dict[str, Any]]) -> None:
-        self.items = items
+    def __init__(self, items: List[Dict[str, Any]], token: Optional[str] = None) -> None:
+        self.items, self.token = items, token
 
     def to_dict(self) -> Dict[str, Any]:
-        return {"items": self.items}
+        return {"metadata": {"continue": self.token} if self.token else {}, "items": self.items}
 
 
 class _Res:
+    """Lists as the apiserver does: `limit` items a page, the next page's offset as the continue token."""
+
     def __init__(self, kind: str, cluster: "_Cluster") -> None:
         self.kind, self.name, self.cluster = kind, kind.lower() + "s", cluster
 
-    def get(self, namespace: Optional[str] = None, label_selector: Optional[str] = None, **_: Any) -> _List:
-        if namespace in self.cluster.forbidden:
+    def get(self, namespace: Optional[str] = None, label_selector: Optional[str] = None,
+            limit: Optional[int] = None, _continue: Optional[str] = None, **_: Any) -> _List:
+        self.cluster.requests.append((self.kind, namespace))
+        if self._names(self.cluster.forbidden, namespace):
             raise _denied(self.name, namespace)
-        if namespace in self.cluster.broken:
+        if self._names(self.cluster.broken, namespace):
             exc = ApiException(status=500, reason="Internal Server Error")
             exc.body = b'{"kind": "Status", "code": 500, "message": "etcdserver: request timed out"}'
             raise DynamicApiError(exc)
-        return _List([o for o in self.cluster.objects if o["kind"] == self.kind
-                      and namespace in (None, o["metadata"].get("namespace"))])
+        found = [o for o in self.cluster.objects if o["kind"] == self.kind
+                 and namespace in (None, o["metadata"].get("namespace"))]
+        start = int(_continue or 0)
+        end = start + limit if limit else len(found)
+        return _List(found[start:end], str(end) if end < len(found) else None)
+
+    def _names(self, entries: set, namespace: Optional[str]) -> bool:
+        """Whether `entries` (namespaces, or (kind, namespace) pairs) hold this list."""
+        return self.kind not in CRDS and (namespace in entries or (self.kind, namespace) in entries)
 
 
 class _Cluster:
-    """Two namespaces with a service; the account may list in `mine` only."""
+    """Two namespaces with a service by default. `forbidden` and `broken`
+    hold the namespaces (None: the cluster scope), or (kind, namespace)
+    pairs, where listing the pods, Jobs, ... is denied or answers 500."""
 
-    def __init__(self, forbidden: tuple = (), broken: tuple = ()) -> None:
+    def __init__(self, forbidden: tuple = (), broken: tuple = (), namespaces: tuple = ("mine", "theirs")) -> None:
         self.forbidden, self.broken = set(forbidden), set(broken)
+        self.requests: List[tuple] = []
         self.objects = [
             {"kind": "ServiceLifecycle", "metadata": {"name": "keystone", "namespace": ns},
              "spec": {"service": "keystone"}, "status": {"state": "Operational"}}
-            for ns in ("mine", "theirs")
-        ] + [{"kind": "Pod", "metadata": {"name": f"keystone-api-{ns}", "namespace": ns}} for ns in ("mine", "theirs")]
+            for ns in namespaces
+        ] + [{"kind": "Pod", "metadata": {"name": f"keystone-api-{ns}", "namespace": ns}} for ns in namespaces] + [
+            {"kind": "Deployment", "metadata": {"name": "keystone-api", "namespace": ns}} for ns in namespaces]
         self.resources = self
 
     def get(self, api_version: str, kind: str) -> _Res:
         return _Res(kind, self)
 
 
-def test_a_namespace_the_credentials_may_not_list_is_marked_unread() -> None:
-    keeper = update_status.StatusKeeper(_Cluster(forbidden=("theirs",)))
+def test_an_account_bound_in_its_own_namespaces_marks_the_others_unread() -> None:
+    """docs/rbac.md: no cluster-wide list of pods etc., a RoleBinding in `mine` only."""
+    keeper = update_status.StatusKeeper(_Cluster(forbidden=(None, "theirs")))
     snap = keeper.snapshot(NOW)
     assert snap.unread == {"theirs"}
     assert [p["metadata"]["name"] for p in snap.pods] == ["keystone-api-mine"]
@@ -77,9 +97,54 @@ def test_every_namespace_read_is_none_unread() -> None:
     assert snap.unread == set() and len(snap.pods) == 2
 
 
+def _requests(namespaces: int) -> List[tuple]:
+    cluster = _Cluster(namespaces=tuple(f"ns{i}" for i in range(namespaces)))
+    snap = update_status.StatusKeeper(cluster).snapshot(NOW)
+    assert len(snap.pods) == len(snap.lifecycles) == namespaces
+    return cluster.requests
+
+
+def test_the_requests_do_not_grow_with_the_number_of_services() -> None:
+    """Per-namespace lists made 3 + 6 requests for one service, 183 for 30."""
+    assert len(_requests(30)) == len(_requests(1)) == 2 + len(update_status.NAMESPACED)
+    assert all(namespace is None for _, namespace in _requests(30))
+
+
+def test_objects_in_namespaces_without_a_service_are_not_kept() -> None:
+    cluster = _Cluster()
+    cluster.objects += [{"kind": "Pod", "metadata": {"name": "coredns", "namespace": "kube-system"}}]
+    snap = update_status.StatusKeeper(cluster).snapshot(NOW)
+    assert sorted(p["metadata"]["namespace"] for p in snap.pods) == ["mine", "theirs"]
+
+
+def test_a_kind_denied_cluster_wide_is_listed_per_namespace_the_others_are_not() -> None:
+    cluster = _Cluster(forbidden=(("Pod", None), ("Pod", "theirs")))
+    snap = update_status.StatusKeeper(cluster).snapshot(NOW)
+    assert [r for r in cluster.requests if r[0] == "Pod"] == [("Pod", None), ("Pod", "mine"), ("Pod", "theirs")]
+    assert [r for r in cluster.requests if r[0] == "Deployment"] == [("Deployment", None)]
+    assert snap.unread == {"theirs"}
+    # `theirs` stays as last written: not even its Deployments, listed cluster-wide, count.
+    assert [d["metadata"]["namespace"] for d in snap.deployments] == ["mine"]
+
+
+def test_helm_release_secrets_are_held_without_their_data() -> None:
+    cluster = _Cluster()
+    cluster.objects += [{"kind": "Secret", "type": "helm.sh/release.v1", "data": {"release": "H4sI..."},
+                         "metadata": {"name": "sh.helm.release.v1.keystone.v1", "namespace": "mine",
+                                      "labels": {"owner": "helm", "name": "keystone"}}}]
+    keep = update_status._held("v1", "Secret")  # pylint: disable=protected-access
+    assert keep(dict(cluster.objects[-1])) == {"apiVersion": "v1", "kind": "Secret",
+                                               "metadata": cluster.objects[-1]["metadata"]}
+    snap = update_status.StatusKeeper(cluster).snapshot(NOW)
+    assert [r["metadata"]["name"] for r in snap.releases] == ["sh.helm.release.v1.keystone.v1"]
+    assert "data" not in snap.releases[0]
+
+
 def test_any_other_failure_to_list_is_an_error() -> None:
+    with pytest.raises(PhaseError, match="could not list pods: HTTP 500: etcdserver"):
+        update_status.StatusKeeper(_Cluster(broken=(("Pod", None),))).snapshot(NOW)
     with pytest.raises(PhaseError, match="could not list pods in namespace theirs: HTTP 500"):
-        update_status.StatusKeeper(_Cluster(broken=("theirs",))).snapshot(NOW)
+        update_status.StatusKeeper(_Cluster(forbidden=(None,), broken=("theirs",))).snapshot(NOW)
 
 
 def test_refresh_is_quiet_only_when_the_crd_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:
