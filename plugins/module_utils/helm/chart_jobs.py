@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Mapping, Optional
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import yaml
-from ansible_collections.lcm.openstack.plugins.module_utils.helm.cli import Helm
+from ansible_collections.lcm.openstack.plugins.module_utils.helm.chart_files import ChartSource
 
 JOB_PREFIX = "job_"
 
@@ -34,10 +34,7 @@ def jobs_off(switches: List[str]) -> Dict[str, Any]:
     return {"manifests": {k: False for k in switches}} if switches else {}
 
 
-def chart_defaults(helm: Helm, chart: str, chart_version: Optional[str]) -> Dict[str, Any]:
-    """The chart's own values.yaml (`helm show values`), as a mapping."""
-    args = ["show", "values", chart]
-    if chart_version:
-        args += ["--version", chart_version]
-    loaded = yaml.safe_load(helm.run(args).stdout or "") or {}
+def chart_defaults(chart: ChartSource) -> Dict[str, Any]:
+    """The chart's own values.yaml (`helm show values`, or the file of a chart on disk), as a mapping."""
+    loaded = yaml.safe_load(chart.values_text() or "") or {}
     return loaded if isinstance(loaded, dict) else {}

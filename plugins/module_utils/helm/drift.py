@@ -11,10 +11,10 @@ on its answer.
 
 from __future__ import annotations
 
-import os
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Mapping, Optional
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import yaml
+from ansible_collections.lcm.openstack.plugins.module_utils.helm.chart_files import ChartSource
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.cli import Helm, HelmError, merge_values
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.render import masked_manifest, parse_manifest
 
@@ -31,37 +31,38 @@ def rendered(helm: Helm, req: Any, value_args: List[str]) -> str:
                         **exc.details) from exc
 
 
-def check_local_chart_version(helm: Helm, req: Any) -> None:
+def check_local_chart_version(req: Any, chart: ChartSource) -> None:
     """Helm ignores --version for a chart on disk; say so instead of installing another version."""
-    if req.chart_version and os.path.exists(req.chart):
-        version = str(helm.show_chart(req.chart, None).get("version"))
+    if req.chart_version and chart.on_disk:
+        version = str(chart.metadata().get("version"))
         if version != req.chart_version.lstrip("v"):
             raise HelmError(f"chart {req.chart} is version {version}, not {req.chart_version}; "
                             "fix chart_version, or point chart at that version")
 
 
-def current_manifest(helm: Helm, req: Any, history: List[Dict[str, Any]]) -> str:
+def current_manifest(history: List[Dict[str, Any]], manifest: Callable[[], str]) -> str:
     """The manifest of the release's last revision ('' when it has none)."""
     if not history or history[-1].get("status") == "uninstalled":
         return ""
-    return helm.get_manifest(req.name, req.namespace)
+    return manifest()
 
 
-def needed(helm: Helm, req: Any, history: List[Dict[str, Any]], desired: str, current: str) -> Optional[str]:
-    """install, upgrade, or None when the release is already what is asked."""
+def needed(req: Any, history: List[Dict[str, Any]], desired: str, current: str,
+           chart: Callable[[], Mapping[str, Any]], deployed_values: Callable[[], Mapping[str, Any]]) -> Optional[str]:
+    """install, upgrade, or None when the release is already what is asked.
+    chart and deployed_values are asked only when the answer still depends on them."""
     if not history or history[-1].get("status") == "uninstalled":
         return "install"
     last = history[-1]
     if last.get("status") != "deployed":
         return "upgrade"  # a failed release is upgraded, not left stuck
-    meta = helm.show_chart(req.chart, req.chart_version)
+    meta = chart()
     if last.get("chart") != f"{meta.get('name')}-{meta.get('version')}":
         return "upgrade"
     if _objects(desired) != _objects(current):
         return "upgrade"
     if not req.set_values and not req.reuse_values:
-        deployed = helm.get_values(req.name, req.namespace)
-        if _normalise(deployed) != _normalise(user_values(req)):
+        if _normalise(deployed_values()) != _normalise(user_values(req)):
             return "upgrade"
     return None
 

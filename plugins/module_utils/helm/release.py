@@ -3,10 +3,11 @@
 """One Helm release brought to a state: present, absent, rolledback, tested.
 
 Idempotence needs no helm-diff plugin: the chart (name and version), the
-user-supplied values (`helm get values`) and the rendered manifest (`helm
-template` against `helm get manifest`, hooks and tests left out on both
-sides) are compared with the deployed revision; only a difference, or a
-release that is not `deployed`, makes an upgrade.
+user-supplied values and the rendered manifest (`helm template`, hooks and
+tests left out on both sides) are compared with the last revision; only a
+difference, or a release that is not `deployed`, makes an upgrade. The
+revision is read from Helm's storage (helm/records.py), a chart on disk from
+its files (helm/chart_files.py): a no-op runs only `helm template`.
 
 Unless `helm_wait` (or `atomic`, whose rollback Helm ties to its own wait)
 is set, the objects of the release manifest are waited on by the phase
@@ -28,7 +29,8 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence
 from ansible_collections.lcm.openstack.plugins.module_utils.helm import (
     chart_jobs, history as release_history, keep as release_keep, lease as release_lease, removal as release_removal,
 )
-from ansible_collections.lcm.openstack.plugins.module_utils.helm import chart_tests, drift, interrupted, settle
+from ansible_collections.lcm.openstack.plugins.module_utils.helm import chart_tests, drift, interrupted, records, settle
+from ansible_collections.lcm.openstack.plugins.module_utils.helm.chart_files import ChartSource
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.history import history_entries, summary
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.cli import Helm, HelmError, merge_values
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.render import parse_manifest
@@ -78,20 +80,22 @@ class ReleaseManager:
     def present(self) -> Dict[str, Any]:
         req = self.req
         self.helm.check_version()
-        history = self.helm.history(req.name, req.namespace)
+        deployed = records.Revisions(self.helm, self.dyn, req.name, req.namespace)
+        history = deployed.history()
         self._refuse_pending(history)
         if not req.chart:
             raise HelmError("chart is required for state=present")
-        drift.check_local_chart_version(self.helm, req)
+        chart = ChartSource(self.helm, req.chart, req.chart_version)
+        drift.check_local_chart_version(req, chart)
         if req.disable_jobs:
-            switches = chart_jobs.job_switches(chart_jobs.chart_defaults(self.helm, req.chart, req.chart_version))
+            switches = chart_jobs.job_switches(chart_jobs.chart_defaults(chart))
             req.values = merge_values(req.values, chart_jobs.jobs_off(switches))
             self.extra["disabled_jobs"] = switches
         with self.helm.values_args(req.values, req.values_files, req.set_values) as value_args:
             desired = drift.rendered(self.helm, req, value_args)
             self.helm.redactor.add_objects(o.obj for o in parse_manifest(desired))
-            current = drift.current_manifest(self.helm, req, history)
-            operation = drift.needed(self.helm, req, history, desired, current)
+            current = drift.current_manifest(history, deployed.manifest)
+            operation = drift.needed(req, history, desired, current, chart.metadata, deployed.values)
             diff = drift.diff(req.name, current, desired)
             if operation is None:
                 return self._result(False, "none", history, diff)

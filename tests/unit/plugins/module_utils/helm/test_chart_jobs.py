@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from ansible_collections.lcm.openstack.plugins.module_utils.helm import chart_jobs
+from ansible_collections.lcm.openstack.plugins.module_utils.helm.chart_files import ChartSource
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.chart_jobs import chart_defaults, job_switches, jobs_off
 from support.openstack_helm import SOURCE
 from support.paths import UNIT_FIXTURES
@@ -42,8 +43,8 @@ def test_the_defaults_are_the_charts_values_yaml_of_the_version_asked() -> None:
         asked.append(list(args))
         return SimpleNamespace(stdout="manifests:\n  job_db_sync: true\n" if len(asked) == 1 else "- a list\n")
     helm = SimpleNamespace(run=run)
-    assert chart_defaults(helm, "/srv/keystone", "2025.1.0") == {"manifests": {"job_db_sync": True}}
-    assert chart_defaults(helm, "openstack-helm/keystone", None) == {}  # not a mapping: no defaults
+    assert chart_defaults(ChartSource(helm, "/srv/keystone", "2025.1.0")) == {"manifests": {"job_db_sync": True}}
+    assert chart_defaults(ChartSource(helm, "openstack-helm/keystone", None)) == {}  # not a mapping: no defaults
     assert asked == [["show", "values", "/srv/keystone", "--version", "2025.1.0"],
                      ["show", "values", "openstack-helm/keystone"]]
 

@@ -61,10 +61,30 @@ def _history(status: str, chart: str = "svc-0.1.0") -> List[Dict[str, Any]]:
 ])
 def test_what_the_release_needs(history: List[Dict[str, Any]], helm: _Helm, desired: str,
                                 expected: Optional[str]) -> None:
-    assert drift.needed(helm, _req(replicas=1), history, desired, MANIFEST) == expected  # type: ignore[arg-type]
+    assert drift.needed(_req(replicas=1), history, desired, MANIFEST, lambda: helm.show_chart("svc", None),
+                        lambda: helm.get_values("svc", "openstack")) == expected
 
 
 def test_the_diff_masks_secret_data() -> None:
     shown = drift.diff("svc", "", MANIFEST + SECRET)
     assert shown["before_header"] == "svc (deployed)" and shown["after_header"] == "svc (rendered)"
     assert "svc-db" in shown["after"] and "not-to-be-shown" not in shown["after"]
+
+
+def test_the_chart_and_the_deployed_values_are_read_only_when_the_answer_depends_on_them() -> None:
+    asked: List[str] = []
+
+    def chart() -> Dict[str, str]:
+        asked.append("chart")
+        return {"name": "svc", "version": "0.1.0"}
+
+    def values() -> Dict[str, Any]:
+        asked.append("values")
+        return {"replicas": 1}
+    assert drift.needed(_req(replicas=1), _history("failed"), MANIFEST, MANIFEST, chart, values) == "upgrade"
+    assert asked == []
+    changed = MANIFEST.replace("replicas: 1", "replicas: 2")
+    assert drift.needed(_req(replicas=1), _history("deployed"), changed, MANIFEST, chart, values) == "upgrade"
+    assert asked == ["chart"]
+    assert drift.needed(_req(replicas=1), _history("deployed"), MANIFEST, MANIFEST, chart, values) is None
+    assert asked == ["chart", "chart", "values"]

@@ -3,7 +3,9 @@ a state, on a Helm that answers from a release it keeps (history, manifest,
 values, chart, test hooks) and logs its calls: what makes an install, an
 upgrade or nothing, the command each runs with, check mode running nothing,
 a rollback's target, what a failed upgrade or test says. Some tests use a
-helm script that prints a canned history (support/fake_helm.py).
+helm script that prints a canned history (support/fake_helm.py); some a
+cluster that keeps the release in Helm's storage Secrets, which a no-op
+reads instead of asking Helm (helm/records.py).
 (The Lease around changing commands: test_lease.py; a release left pending
 by a broken connection: test_interrupted.py; what counts as a change:
 test_drift.py; an uninstall hung in its hooks: test_removal.py and
@@ -11,12 +13,16 @@ test_keep.py; on a real cluster: tests/integration/test_helm_release.py.)"""
 
 from __future__ import annotations
 
+import base64
+import gzip
 import json
+import tarfile
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 import pytest
 import yaml
+from kubernetes.dynamic.exceptions import ForbiddenError
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import NotFoundError
 from ansible_collections.lcm.openstack.plugins.module_utils.common.redact import MASK
@@ -123,28 +129,64 @@ def _present(cli: _Cli, check: bool = False, dyn: Any = None, **req: Any) -> Dic
     return _manager(cli, check, dyn, **dict(dict(chart=CHART, values=VALUES), **req)).present()
 
 
+def _storage_secret(release: str, entry: Dict[str, Any], manifest: str, values: Dict[str, Any]) -> Dict[str, Any]:
+    """A revision's storage Secret as Helm writes it: the release as JSON,
+    gzipped and base64-encoded by Helm, base64-encoded again as Secret data."""
+    name, version = entry["chart"].rsplit("-", 1)
+    record = {"name": release, "namespace": "openstack", "version": entry["revision"], "manifest": manifest,
+              "config": values, "chart": {"metadata": {"name": name, "version": version, "appVersion": "2025.1"}},
+              "info": {"status": entry["status"], "description": entry.get("description", ""),
+                       "last_deployed": "2026-11-24T03:00:00.123456789Z"}}
+    helm_b64 = base64.b64encode(gzip.compress(json.dumps(record).encode()))
+    return {"metadata": {"name": f"sh.helm.release.v1.{release}.v{entry['revision']}",
+                         "labels": {"owner": "helm", "name": release, "status": entry["status"],
+                                    "version": str(entry["revision"])}},
+            "data": {"release": base64.b64encode(helm_b64).decode()}}
+
+
 class _Objects:
-    """A dynamic-client resource over the namespace's objects, each get recorded."""
+    """A dynamic-client resource over the namespace's objects, each get recorded;
+    a list of Secrets by label answers with the release's storage Secrets."""
 
-    def __init__(self, store: Set[Tuple[str, str]], kind: str, calls: List[Tuple[str, str, str]]) -> None:
-        self.store, self.kind, self.calls = store, kind, calls
+    def __init__(self, cluster: "_Cluster", kind: str) -> None:
+        self.cluster, self.kind = cluster, kind
 
-    def get(self, name: str, namespace: str) -> Dict[str, Any]:
-        self.calls.append(("get", self.kind, name))
-        if (self.kind, name) not in self.store:
+    def get(self, name: Optional[str] = None, namespace: str = "", label_selector: Optional[str] = None,
+            **kwargs: Any) -> Any:
+        self.cluster.calls.append(("get", self.kind, name or label_selector or ""))
+        if label_selector is not None:
+            assert (self.kind, label_selector) == ("Secret", "owner=helm,name=keystone")
+            if self.cluster.refuse is not None:
+                raise self.cluster.refuse
+            return _Listed(self.cluster.stored())
+        if (self.kind, name) not in self.cluster.objects:
             raise error(NotFoundError, 404)
         return {"kind": self.kind, "metadata": {"name": name, "namespace": namespace}}
 
 
-class _Cluster:
-    """The namespace's objects, and the release's Lease (which the manager holds around a change)."""
+class _Listed:
+    def __init__(self, items: List[Dict[str, Any]]) -> None:
+        self.items = items
 
-    def __init__(self, objects: Set[Tuple[str, str]]) -> None:
-        self.resources, self.objects, self.leases = self, objects, Leases()
+    def to_dict(self) -> Dict[str, Any]:
+        return {"kind": "SecretList", "items": self.items}
+
+
+class _Cluster:
+    """The namespace's objects, the release's Lease (which the manager holds
+    around a change), and the storage Secrets of the release a _Cli keeps."""
+
+    def __init__(self, objects: Set[Tuple[str, str]], cli: Optional[_Cli] = None) -> None:
+        self.resources, self.objects, self.leases, self.cli = self, objects, Leases(), cli
         self.calls: List[Tuple[str, str, str]] = []
+        self.refuse: Any = None  # what listing Secrets raises
 
     def get(self, api_version: str, kind: str) -> Any:
-        return self.leases if kind == "Lease" else _Objects(self.objects, kind, self.calls)
+        return self.leases if kind == "Lease" else _Objects(self, kind)
+
+    def stored(self) -> List[Dict[str, Any]]:
+        cli = self.cli
+        return [_storage_secret("keystone", h, cli.manifest, cli.values) for h in cli.releases] if cli else []
 
 
 @pytest.fixture
@@ -347,8 +389,8 @@ def test_a_failed_atomic_first_install_is_not_said_to_be_rolled_back() -> None:
 
 
 def test_the_objects_are_waited_for_after_a_change_only(waited: List[List[int]]) -> None:
-    cluster = _Cluster(set())
     cli = _Cli(DEPLOYED)
+    cluster = _Cluster(set(), cli)
     assert _present(cli, dyn=cluster, wait=True)["operation"] == "none"
     assert waited == []
     cli.rendered = MANIFEST.replace("replicas: 1", "replicas: 3")
@@ -438,6 +480,120 @@ def test_a_failed_first_install_is_called_an_install_and_jobs_are_switched_off(t
     assert req.values == {"manifests": {"job_db_sync": False}}
     (upgrade,) = [c for c in _calls(tmp_path) if c[0] == "upgrade"]
     assert "--no-hooks" not in upgrade
+
+
+# -- present on the release as Helm's storage holds it ------------------------------------
+def _chart_on_disk(tmp_path: Path, version: str = "0.1.0", archive: bool = False) -> str:
+    """The keystone chart on disk, as a directory or a packaged archive."""
+    chart = tmp_path / "keystone"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text(f"apiVersion: v2\nname: keystone\nversion: {version}\nappVersion: '2025.1'\n")
+    (chart / "values.yaml").write_text((FIXTURES / "chart_values.yaml").read_text())
+    if not archive:
+        return str(chart)
+    with tarfile.open(tmp_path / f"keystone-{version}.tgz", "w:gz") as packed:
+        packed.add(chart, arcname="keystone")
+    return str(tmp_path / f"keystone-{version}.tgz")
+
+
+@pytest.fixture
+def secret_driver(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("HELM_DRIVER", raising=False)  # Helm's default: Secrets
+
+
+@pytest.mark.usefixtures("secret_driver")
+@pytest.mark.parametrize("archive", [False, True])
+def test_a_release_that_is_what_is_asked_runs_only_helm_template(tmp_path: Path, archive: bool) -> None:
+    cli = _Cli(DEPLOYED)
+    cluster = _Cluster(set(), cli)
+    out = _present(cli, dyn=cluster, chart=_chart_on_disk(tmp_path, archive=archive), chart_version="0.1.0")
+    assert (out["changed"], out["operation"], out["command"]) == (False, "none", "")
+    assert cli.subcommands() == ["template"]
+    assert cluster.calls == [("get", "Secret", "owner=helm,name=keystone")]  # one list of the storage Secrets
+    assert out["status"] == {"name": "keystone", "namespace": "openstack", "revision": 2, "chart": "keystone-0.1.0",
+                             "app_version": "2025.1", "status": "deployed",
+                             "updated": "2026-11-24T03:00:00.123456789Z", "description": "Upgrade complete"}
+    assert [(h["revision"], h["status"]) for h in out["history"]] == [(1, "superseded"), (2, "deployed")]
+    assert out["_diff"]["before"] == out["_diff"]["after"] and "keystone-api" in out["_diff"]["before"]
+
+
+@pytest.mark.usefixtures("secret_driver")
+def test_a_flow_release_with_its_jobs_off_that_is_what_is_asked_runs_only_helm_template(tmp_path: Path) -> None:
+    cli = _Cli(DEPLOYED)
+    switches = ["job_bootstrap", "job_credential_cleanup", "job_credential_setup", "job_db_drop", "job_db_init",
+                "job_db_sync", "job_fernet_setup"]
+    cli.values = dict(VALUES, manifests={s: False for s in switches})
+    out = _present(cli, dyn=_Cluster(set(), cli), chart=_chart_on_disk(tmp_path), disable_jobs=True)
+    assert (out["operation"], out["disabled_jobs"]) == ("none", switches)
+    assert cli.subcommands() == ["template"]  # the job switches from the chart's values.yaml, not `helm show values`
+
+
+@pytest.mark.usefixtures("secret_driver")
+@pytest.mark.parametrize("change", ["values", "manifest", "chart", "failed"])
+def test_a_stored_revision_that_differs_is_upgraded(tmp_path: Path, change: str) -> None:
+    cli = _Cli(DEPLOYED)
+    if change == "values":
+        cli.values = {"pod": {"replicas": {"api": 1}}}
+    elif change == "manifest":
+        cli.manifest = MANIFEST.replace("replicas: 1", "replicas: 3")
+    elif change == "chart":
+        cli.releases = DEPLOYED[:1] + [dict(DEPLOYED[1], chart="keystone-0.0.9")]
+    else:
+        cli.releases = DEPLOYED[:1] + [dict(DEPLOYED[1], status="failed")]
+    out = _present(cli, dyn=_Cluster(set(), cli), chart=_chart_on_disk(tmp_path))
+    assert (out["changed"], out["operation"], out["status"]["revision"]) == (True, "upgrade", 3)
+    # decided on storage; the history read again by the Lease's check and after the upgrade
+    assert cli.subcommands() == ["template", "history", "upgrade", "history"]
+    if change == "manifest":
+        assert "replicas: 3" in out["_diff"]["before"] and "replicas: 1" in out["_diff"]["after"]
+
+
+@pytest.mark.usefixtures("secret_driver")
+@pytest.mark.parametrize("how", ["HELM_DRIVER=configmap", "Helm's env HELM_DRIVER=configmap", "no client",
+                                 "Secrets forbidden"])
+def test_where_storage_is_not_what_helm_reads_or_may_not_be_listed_helm_answers(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str) -> None:
+    cli = _Cli(DEPLOYED)
+    cluster: Optional[_Cluster] = _Cluster(set(), cli)
+    if how == "HELM_DRIVER=configmap":
+        monkeypatch.setenv("HELM_DRIVER", "configmap")
+    elif how == "Helm's env HELM_DRIVER=configmap":
+        cli.env = {"HELM_DRIVER": "configmap"}
+    elif how == "no client":
+        cluster = None
+    else:
+        cluster.refuse = error(ForbiddenError, 403)  # type: ignore[union-attr]
+    out = _present(cli, dyn=cluster, chart=_chart_on_disk(tmp_path))
+    assert (out["changed"], out["operation"], out["status"]["revision"]) == (False, "none", 2)
+    assert [" ".join(a[:2]) for a in cli.ran] == ["history keystone", "template keystone", "get manifest",
+                                                  "get values"]
+    listed = [c for c in (cluster.calls if cluster else []) if c[1] == "Secret"]
+    assert len(listed) == (1 if how == "Secrets forbidden" else 0)
+
+
+@pytest.mark.parametrize("archive", [False, True])
+def test_a_chart_on_disk_of_another_version_is_refused_from_its_chart_yaml(tmp_path: Path, archive: bool) -> None:
+    cli = _Cli([])
+    chart = _chart_on_disk(tmp_path, "0.1.0", archive)
+    with pytest.raises(HelmError) as err:
+        _present(cli, chart=chart, chart_version="0.2.0")
+    assert str(err.value) == (f"chart {chart} is version 0.1.0, not 0.2.0; fix chart_version, "
+                              "or point chart at that version")
+    assert cli.subcommands() == ["history"]  # no `helm show chart`
+    assert _present(cli, chart=chart, chart_version="v0.1.0")["operation"] == "install"
+    assert "show" not in cli.subcommands()
+
+
+@pytest.mark.usefixtures("secret_driver")
+def test_a_credential_of_the_stored_revision_is_masked_in_what_a_failed_upgrade_says(tmp_path: Path) -> None:
+    old = "an-older-admin-passw0rd"
+    cli = _Cli(DEPLOYED)
+    cli.values = {"endpoints": {"identity": {"auth": {"admin": {"password": old}}}}, "pod": {"replicas": {"api": 1}}}
+    cli.fail["upgrade"] = (f"Error: UPGRADE FAILED: admin:{old} was refused\n", DEPLOYED)
+    with pytest.raises(HelmError) as err:
+        _present(cli, dyn=_Cluster(set(), cli), chart=_chart_on_disk(tmp_path))
+    assert str(err.value) == f"helm upgrade of keystone failed: UPGRADE FAILED: admin:{MASK} was refused"
+    assert old not in json.dumps(err.value.details)
 
 
 # -- absent ----------------------------------------------------------------------
