@@ -17,11 +17,19 @@ delete 404 (gone is what it wanted), a replace 409 on its resourceVersion
 (its callers read again). Reads, patches and server-side applies are the
 same the second time. A watch's first request is tried again too; a watch
 that breaks later is the waiter's to resume.
+
+The body is read inside the retry. Since kubernetes 34 call_api returns as
+soon as the headers are in, and the dynamic client reads the body after it
+returns: a connection cut in the middle of a response (IncompleteRead) then
+escaped every guard. So the body of anything but a stream (a watch, a log
+followed) is read here, where a cut sends the request again; the client
+finds it read.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import re
+from typing import Any, Dict, Sequence
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common import transient
 
@@ -37,7 +45,28 @@ def retrying(dyn: Any) -> Any:
     send = api.call_api
 
     def call_api(*args: Any, **kwargs: Any) -> Any:
-        return transient.retry(lambda: send(*args, **kwargs), budget=REQUEST_SECONDS)
+        def sent() -> Any:
+            response = send(*args, **kwargs)
+            if _read_later(response) and not _streamed(args, kwargs):
+                response.read()  # kept by the response; the client's own read finds it
+            return response
+        return transient.retry(sent, budget=REQUEST_SECONDS)
     api.call_api = call_api
     api._lcm_retrying = True  # pylint: disable=protected-access
     return dyn
+
+
+# A request whose response is a stream, read as it comes: its URL's query, or
+# (kubernetes < 34) the caller's _preload_content=False.
+_STREAM = re.compile(r"[?&](watch|follow)=true(&|$)", re.IGNORECASE)
+
+
+def _read_later(response: Any) -> bool:
+    """A response whose body is still to be read (kubernetes.client.rest.RESTResponse)."""
+    return callable(getattr(response, "read", None)) and hasattr(response, "response")
+
+
+def _streamed(args: Sequence[Any], kwargs: Dict[str, Any]) -> bool:
+    if kwargs.get("_preload_content") is False:
+        return True
+    return any(isinstance(a, str) and _STREAM.search(a) for a in list(args) + [kwargs.get("url")])

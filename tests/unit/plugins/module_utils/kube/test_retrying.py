@@ -47,3 +47,59 @@ def test_a_terminal_answer_is_not_sent_again_and_wrapping_twice_is_once() -> Non
     with pytest.raises(Forbidden):
         dyn.client.call_api("/api/v1/secrets", "GET")
     assert api.sent == 1
+
+
+class _Body:
+    """A response whose body arrives after call_api returned (kubernetes >= 34):
+    the first read of each response is cut, as a dropped connection cuts it."""
+
+    def __init__(self, api: "_LateApi") -> None:
+        self.api, self.response, self.data = api, object(), None
+
+    def read(self) -> bytes:
+        self.api.reads += 1
+        if self.api.cuts:
+            self.api.cuts -= 1
+            raise transient_incomplete()
+        self.data = b'{"kind": "PodList"}'
+        return self.data
+
+
+def transient_incomplete() -> BaseException:
+    from urllib3.exceptions import IncompleteRead  # pylint: disable=import-outside-toplevel
+    return IncompleteRead(1295, 753)
+
+
+class _LateApi:
+    def __init__(self, cuts: int) -> None:
+        self.cuts, self.sent, self.reads = cuts, 0, 0
+
+    def call_api(self, method: str, url: str, *_args: Any, **_kw: Any) -> _Body:
+        self.sent += 1
+        return _Body(self)
+
+
+def test_a_body_cut_after_the_headers_sends_the_request_again_and_hands_over_the_body_read() -> None:
+    api = _LateApi(cuts=2)
+    dyn = retrying.retrying(_Dyn(api))  # type: ignore[arg-type]
+    response = dyn.client.call_api("GET", "https://apiserver/api/v1/namespaces/openstack/pods?limit=500")
+    assert (api.sent, api.reads) == (3, 3)
+    assert response.data == b'{"kind": "PodList"}'
+
+
+@pytest.mark.parametrize("url", [
+    "https://apiserver/api/v1/namespaces/openstack/pods?watch=True&resourceVersion=12",
+    "https://apiserver/api/v1/namespaces/openstack/pods/p/log?follow=true",
+])
+def test_a_stream_is_left_for_its_reader(url: str) -> None:
+    api = _LateApi(cuts=1)
+    dyn = retrying.retrying(_Dyn(api))  # type: ignore[arg-type]
+    response = dyn.client.call_api("GET", url)
+    assert (api.sent, api.reads, response.data) == (1, 0, None)
+
+
+def test_an_older_client_streaming_without_preload_is_left_alone() -> None:
+    api = _LateApi(cuts=1)
+    dyn = retrying.retrying(_Dyn(api))  # type: ignore[arg-type]
+    dyn.client.call_api("GET", "/api/v1/pods", _preload_content=False)
+    assert (api.sent, api.reads) == (1, 0)
