@@ -57,8 +57,15 @@ class Tracker:
         self.policy, self.clock = policy, clock
         self.objects: Dict[Key, Dict[str, Any]] = {}
         self.states: Dict[Key, Readiness] = {k: assess(None) for k in self.wanted}
+        # Kept as the states change, so that a wait decides without looking at
+        # every target at every event (a phase of N Jobs hears O(N) events).
+        self.open = sum(1 for r in self.states.values() if not r.terminal)
+        self.failures = sum(1 for r in self.states.values() if r.state == FAILED)
+        # The states that changed since changes() was last called; at first, all.
+        self._changed: Dict[Key, Readiness] = dict(self.states)
         self.pods: Dict[str, Dict[str, Dict[str, Any]]] = {}  # job name -> pod name -> pod
-        # target -> pod name -> when this wait first saw the pod unschedulable
+        # target -> pod name -> when this wait first saw the pod unschedulable;
+        # only targets that have such a pod, so next_check() looks at those alone.
         self.unscheduled: Dict[Key, Dict[str, float]] = {}
         self.breaks: List[str] = []  # the watches' transient breaks, each resumed
 
@@ -122,15 +129,31 @@ class Tracker:
         obj, pods = self.objects.get(key), self.pods_of(key)
         now = self.clock()
         before = self.unscheduled.get(key, {})
-        self.unscheduled[key] = {p["metadata"]["name"]: before.get(p["metadata"]["name"], now)
-                                 for p in pods if unschedulable(p) is not None}
-        since = self.unscheduled[key]
+        since = {p["metadata"]["name"]: before.get(p["metadata"]["name"], now)
+                 for p in pods if unschedulable(p) is not None}
+        if since:
+            self.unscheduled[key] = since
+        else:
+            self.unscheduled.pop(key, None)
         new = judge(assess(obj), obj if key[0] == "Job" else None, pods, self.policy,
                     lambda p: now - since.get(p["metadata"]["name"], now))
-        if self.states[key] == new:
+        old = self.states[key]
+        if old == new:
             return False
-        self.states[key] = new
+        self.states[key] = self._changed[key] = new
+        self.open += (not new.terminal) - (not old.terminal)
+        self.failures += (new.state == FAILED) - (old.state == FAILED)
         return True
+
+    def decided(self, fail_fast: bool) -> bool:
+        """Every target is Current or Failed, or (fail_fast) one is Failed."""
+        return self.open == 0 or (fail_fast and self.failures > 0)
+
+    def changes(self) -> Dict[Key, Readiness]:
+        """The states that changed since the last call (the first call: all of
+        them), so a listener keeps up with O(changes) work, not O(targets)."""
+        changed, self._changed = self._changed, {}
+        return changed
 
     def next_check(self) -> Optional[float]:
         """When (on the clock) the grace of an unschedulable pod ends, if any does."""
@@ -141,7 +164,7 @@ class Tracker:
     def tick(self) -> bool:
         """Look again at the targets with unschedulable pods: their grace may be over."""
         changed = False
-        for key in [k for k, pods in self.unscheduled.items() if pods]:
+        for key in list(self.unscheduled):
             changed |= self._reassess(key)
         return changed
 

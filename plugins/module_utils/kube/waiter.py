@@ -32,7 +32,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import watch as k8s_watch
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import api_error
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.failures import JOB_NAME_LABEL, FailurePolicy
-from ansible_collections.lcm.openstack.plugins.module_utils.kube.readiness import FAILED, Readiness
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.readiness import Readiness
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.plain import plain
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.tracker import Key, Target, Tracker, WaitResult
 
@@ -126,6 +126,8 @@ def wait_for(
 ) -> WaitResult:
     """Block until every target is Current, one is Failed (fail_fast), or the timeout.
 
+    `on_change` is told the states that changed (the first time: every
+    target's), so that keeping up costs it O(changes), not O(targets), an event.
     `pending` (the Phase's status writer) gathers what on_change tells it and
     says when it wants to write it (`due()`, on the time.monotonic clock); the
     loop wakes then and calls its `flush()`, so a change is written within its
@@ -137,10 +139,8 @@ def wait_for(
     deadline = time.monotonic() + timeout
     try:
         while True:
-            if len(listed) == len(watches):  # decide only once every watch has listed
-                states = tracker.states.values()
-                if (fail_fast and any(r.state == FAILED for r in states)) or all(r.terminal for r in states):
-                    return tracker.result()
+            if len(listed) == len(watches) and tracker.decided(fail_fast):  # once every watch has listed
+                return tracker.result()
             now = time.monotonic()
             remaining = deadline - now
             if remaining <= 0:
@@ -152,7 +152,7 @@ def wait_for(
                     timeout=remaining if not wakes else max(0.0, min(remaining, min(wakes) - now)))
             except queue.Empty:  # the timeout, a write due, or the end of a grace: look again
                 if tracker.tick() and on_change:
-                    on_change(dict(tracker.states))
+                    on_change(tracker.changes())
                 continue
             if kind == "ERROR":
                 raise api_error(payload, "watch", w.res.name, namespace)
@@ -163,7 +163,7 @@ def wait_for(
                 listed.add(id(w))
             changed = tracker.seen(w, payload, gone=kind == "DELETED", full_list=kind == "LIST")
             if changed and on_change:
-                on_change(dict(tracker.states))
+                on_change(tracker.changes())
     finally:
         for w in watches:
             w.stop()

@@ -65,9 +65,15 @@ class StatusWriter:
             k: Readiness(NOT_FOUND, f"waits for wave {self.wave_of[k] + 1}") for k in self.order}
         # Whether the Phase owns each applied object, and why (ownership.decide).
         self.ownership: Dict[Key, Tuple[bool, str]] = {}
-        # The entries of status.objects as last written, and what waits to be.
-        self.written: List[Dict[str, Any]] = []
+        # Imported here: a check-mode run writes no status, and the phase module
+        # starts with no more modules than kubernetes.core.k8s (test_payloads.py).
+        from ansible_collections.lcm.openstack.plugins.module_utils.phase.entries import ObjectEntries
+
+        # The entries of status.objects as last written, and the objects changed since.
+        self.entries = ObjectEntries(self.order)
         self.message = ""
+        # The wave whose progress the MESSAGE line is to tell, once written; None: self.message as it is.
+        self.waiting_in: Optional[int] = None
         self.dirty = False
         self.last_write = 0.0
         self.writes = 0
@@ -90,19 +96,26 @@ class StatusWriter:
         })
 
     def progress(self, states: Dict[Key, Readiness]) -> None:
+        """The states that changed while waiting. The MESSAGE line, which looks
+        at the whole wave, is worded when the changes are written (flush), at
+        most every INTERVAL, not at each of the O(N) changes of a wave."""
         self.states.update(states)
-        waiting = [(k, r) for k, r in self.states.items()
-                   if self.wave_of.get(k) == self.wave and not r.terminal]
-        first = f"{waiting[0][0][0]} {waiting[0][0][1]} ({waiting[0][1].message})" if waiting else ""
-        more = f" and {len(waiting) - 1} more" if len(waiting) > 1 else ""
-        self.message = f"wave {self.wave + 1}/{self.waves}: waiting for {first}{more}" if waiting \
-            else f"wave {self.wave + 1}/{self.waves} done"
+        self.entries.touch(states)
+        self.waiting_in = self.wave
         self.dirty = True
         if time.monotonic() - self.last_write >= INTERVAL:
             self.flush()
 
+    def _waiting_message(self, wave: int) -> str:
+        waiting = [(k, r) for k, r in self.states.items() if self.wave_of.get(k) == wave and not r.terminal]
+        first = f"{waiting[0][0][0]} {waiting[0][0][1]} ({waiting[0][1].message})" if waiting else ""
+        more = f" and {len(waiting) - 1} more" if len(waiting) > 1 else ""
+        return f"wave {wave + 1}/{self.waves}: waiting for {first}{more}" if waiting \
+            else f"wave {wave + 1}/{self.waves} done"
+
     def record(self, result: Any) -> None:
         self.states.update(result.states)
+        self.entries.touch(result.states)
         self.dirty = True
 
     def decided(self, applied: Iterable[Any]) -> None:
@@ -111,7 +124,8 @@ class StatusWriter:
         outlives the Phase."""
         for a in applied:
             self.ownership[(a.kind, a.name)] = (bool(a.owned), a.reason)
-        self.message = f"wave {self.wave + 1}/{self.waves}: applied"
+            self.entries.touch([(a.kind, a.name)])
+        self.message, self.waiting_in = f"wave {self.wave + 1}/{self.waves}: applied", None
         self.dirty = True
         self.flush()
         self._under_way()
@@ -134,16 +148,18 @@ class StatusWriter:
         """Write what changed since the last write: the changed entries, the counts and the message."""
         if not self.dirty:
             return
-        current = self._objects()
-        ops = _entry_ops(self.written, current) if len(self.written) == len(current) else None
-        if ops is None:  # not written whole yet: the list once
-            self._patch(dict({"objects": current, "counts": self._counts()},
+        if self.waiting_in is not None:
+            self.message = self._waiting_message(self.waiting_in)
+        found = self.entries.changes(self._entry)
+        if found is None:  # not written whole yet: the list once
+            self._patch(dict({"objects": self._objects(), "counts": self._counts()},
                              **({"message": self.message} if self.message else {})))
             return
+        ops, changed = found
         ops += [{"op": "add", "path": "/status/counts", "value": self._counts()}]
         if self.message:
             ops.append({"op": "add", "path": "/status/message", "value": self.message})
-        self._send(ops, "application/json-patch+json", current)
+        self._send(ops, "application/json-patch+json", changed=changed)
 
     def backup_taken(self, ref: str, source: Optional[Dict[str, str]] = None) -> None:
         """The backup job is Current: a rollback can now restore this backup.
@@ -215,7 +231,7 @@ class StatusWriter:
     # -- writing ---------------------------------------------------------------
     def _end(self, status: Dict[str, Any]) -> None:
         """The run's end: the object changes not written yet, then the outcome."""
-        self.message = ""  # the outcome's own message follows
+        self.message, self.waiting_in = "", None  # the outcome's own message follows
         self.flush()
         self._patch(dict(status, counts=self._counts()) if self.order else status)
 
@@ -226,15 +242,15 @@ class StatusWriter:
         return counts
 
     def _objects(self) -> List[Dict[str, Any]]:
-        out: List[Dict[str, Any]] = []
-        for k in self.order:
-            entry: Dict[str, Any] = {"kind": k[0], "name": k[1], "state": self.states[k].state,
-                                     "message": self.redactor.redact(self.states[k].message)}
-            if k in self.ownership:
-                owned, reason = self.ownership[k]
-                entry.update(owned=owned, reason=self.redactor.redact(reason)[:REASON_LIMIT])
-            out.append(entry)
-        return out
+        return self.entries.whole(self._entry)
+
+    def _entry(self, k: Key) -> Dict[str, Any]:
+        entry: Dict[str, Any] = {"kind": k[0], "name": k[1], "state": self.states[k].state,
+                                 "message": self.redactor.redact(self.states[k].message)}
+        if k in self.ownership:
+            owned, reason = self.ownership[k]
+            entry.update(owned=owned, reason=self.redactor.redact(reason)[:REASON_LIMIT])
+        return entry
 
     def _patch(self, status: Dict[str, Any]) -> Dict[str, Any]:
         if "objects" in status:
@@ -243,7 +259,9 @@ class StatusWriter:
             self._send({"status": status}, "application/merge-patch+json")
         return self.phase
 
-    def _send(self, body: Any, content_type: str, objects: Optional[List[Dict[str, Any]]] = None) -> None:
+    def _send(self, body: Any, content_type: str, objects: Optional[List[Dict[str, Any]]] = None,
+              changed: Optional[Dict[int, Dict[str, Any]]] = None) -> None:
+        """One write; `objects` is the whole list it carries, `changed` the entries its operations set."""
         meta = self.phase["metadata"]
         try:
             # Both kinds of patch may be sent again: each operation sets a value,
@@ -251,9 +269,10 @@ class StatusWriter:
             self.phase = transient.retry(lambda: self.phases.status.patch(
                 body=body, name=meta["name"], namespace=meta["namespace"], content_type=content_type, serializer=plain).to_dict())
         except DynamicApiError as exc:
-            if content_type.startswith("application/json-patch") and exc.status == 422 and objects is not None:
+            if content_type.startswith("application/json-patch") and exc.status == 422 and changed is not None:
                 # The list is not as this run wrote it (edited by hand): write it whole.
-                self.written = []
+                self.entries.forget()
+                objects = self._objects()
                 self._send({"status": {"objects": objects, "counts": self._counts()}},
                            "application/merge-patch+json", objects)
                 return
@@ -261,19 +280,11 @@ class StatusWriter:
         self.writes += 1
         self.last_write = time.monotonic()
         if objects is not None:
-            self.written, self.dirty = [dict(o) for o in objects], False
-
-
-def _entry_ops(written: List[Dict[str, Any]], current: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
-    """JSON Patch operations turning the entries written into the current ones
-    (same objects, same order: only their fields move)."""
-    ops: List[Dict[str, Any]] = []
-    for index, (was, now_) in enumerate(zip(written, current)):
-        for field, value in now_.items():
-            if was.get(field) != value:
-                ops.append({"op": "add", "path": f"/status/objects/{index}/{field}", "value": value})
-        ops += [{"op": "remove", "path": f"/status/objects/{index}/{field}"} for field in was if field not in now_]
-    return ops
+            self.entries.wrote_whole(objects)
+            self.dirty = False
+        if changed is not None:
+            self.entries.wrote(changed)
+            self.dirty = False
 
 
 def _condition(ctype: str, status: str, reason: str, message: str) -> Dict[str, str]:

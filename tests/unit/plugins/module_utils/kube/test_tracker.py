@@ -152,6 +152,62 @@ def test_duplicate_targets_are_tracked_once() -> None:
     assert list(t.states) == [("Job", "a")]
 
 
+def _decided_by_scan(t: Tracker, fail_fast: bool) -> bool:
+    """What the wait decides, from every state: what decided() keeps count of."""
+    states = t.states.values()
+    return (fail_fast and any(r.state == readiness.FAILED for r in states)) or all(r.terminal for r in states)
+
+
+def test_decided_follows_the_states_both_ways() -> None:
+    t = _tracker()
+    steps = [
+        (JOBS, [_job("keystone-db-sync", active=1)], False),
+        (JOBS, [_job("keystone-db-sync", "Complete"), _job("keystone-bootstrap", "Failed")], False),
+        (CMS, [{"metadata": {"name": "keystone-bin"}}], False),
+        (JOBS, [_job("keystone-bootstrap", active=1)], False),  # a Failed one that is in progress again
+        (JOBS, [_job("keystone-bootstrap", "Complete")], False),
+        (JOBS, [_job("keystone-db-sync")], True),  # deleted: a Current one that is not found again
+        (JOBS, [], True),
+    ]
+    for watch, items, gone in steps:
+        t.seen(watch, items, gone=gone, full_list=not items)
+        for fail_fast in (True, False):
+            assert t.decided(fail_fast) == _decided_by_scan(t, fail_fast), (items, fail_fast)
+    assert t.decided(True) is False and (t.open, t.failures) == (2, 0)
+
+
+def test_decided_by_a_failure_only_when_failing_fast() -> None:
+    t = _tracker()
+    t.seen(JOBS, [_job("keystone-db-sync", "Failed")])
+    assert t.decided(fail_fast=True) is True and t.decided(fail_fast=False) is False
+    t.seen(JOBS, [_job("keystone-bootstrap", "Complete")])
+    t.seen(CMS, [{"metadata": {"name": "keystone-bin"}}])
+    assert t.decided(fail_fast=False) is True  # every target Current or Failed
+
+
+def test_changes_are_every_state_at_first_then_only_what_moved() -> None:
+    t = _tracker()
+    assert {k: r.state for k, r in t.changes().items()} == {
+        DB_SYNC: readiness.NOT_FOUND, BOOTSTRAP: readiness.NOT_FOUND, BIN: readiness.NOT_FOUND}
+    assert t.changes() == {}
+    t.seen(JOBS, [_job("keystone-db-sync", active=1), _job("keystone-bootstrap", active=1)])
+    t.seen(JOBS, [_job("keystone-db-sync", "Complete")])
+    t.seen(JOBS, [_job("keystone-bootstrap", active=1)])  # no change
+    assert {k: r.state for k, r in t.changes().items()} == {
+        DB_SYNC: readiness.CURRENT, BOOTSTRAP: readiness.IN_PROGRESS}  # the latest of each
+    assert t.changes() == {}
+
+
+def test_a_listener_told_the_changes_keeps_every_state() -> None:
+    t = _tracker()
+    kept: Dict[Any, Any] = {}
+    for items in ([_job("keystone-db-sync", active=1)], [_job("keystone-bootstrap", "Failed")],
+                  [_job("keystone-db-sync", "Complete")]):
+        if t.seen(JOBS, items):
+            kept.update(t.changes())
+        assert kept == t.states
+
+
 # -- the watch loop: resume after a watch ends, re-list on 410 Gone -------------
 
 # -- the pods of the Jobs waited for ---------------------------------------------

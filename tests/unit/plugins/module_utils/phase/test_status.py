@@ -222,6 +222,26 @@ def test_changes_seen_within_the_interval_wait_for_the_waiter(clock: _Clock) -> 
     assert writer.due() is None
 
 
+def test_the_message_written_tells_the_latest_states_of_the_wave(clock: _Clock) -> None:
+    """Many changes within the interval: the MESSAGE line written says where
+    the wave they were heard in is at the write; the next wave's start
+    replaces it (one wave here: the count is the writer's own)."""
+    writer, phases = _many(3)
+    writer.start()
+    clock.now += INTERVAL
+    writer.progress({("Job", "keystone-job-000"): Readiness("InProgress", "1 active")})
+    writer.progress({("Job", "keystone-job-000"): Readiness("Current", "1/1 succeeded"),
+                     ("Job", "keystone-job-001"): Readiness("InProgress", "1 active")})
+    writer.progress({("Job", "keystone-job-002"): Readiness("Current", "1/1 succeeded")})
+    writer.wave = 1  # the next wave begins before its decisions are written
+    clock.now += INTERVAL
+    writer.flush()
+    assert writer.phase["status"]["message"] == "wave 1/1: waiting for Job keystone-job-001 (1 active)"
+    writer.progress({("Job", "keystone-job-001"): Readiness("Current", "1/1 succeeded")})
+    writer.decided([])  # the wave's start replaces what waited to be written
+    assert writer.phase["status"]["message"] == "wave 2/1: applied"
+
+
 def test_the_end_writes_the_changes_not_yet_written_before_the_outcome(clock: _Clock) -> None:
     writer, phases = _many(2)
     writer.start()
