@@ -11,6 +11,7 @@ from kubernetes.client.rest import ApiException
 from kubernetes.dynamic.exceptions import DynamicApiError
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.plain import plain
 from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus import listing
 
 Key = Tuple[Optional[str], Optional[str]]  # (namespace, continue token) of a request
@@ -52,7 +53,8 @@ class _Pods:
         self.requests: List[Dict[str, Any]] = []
 
     def get(self, namespace: Optional[str] = None, label_selector: Optional[str] = None,
-            limit: Optional[int] = None, _continue: Optional[str] = None) -> _Page:
+            limit: Optional[int] = None, _continue: Optional[str] = None, serializer: Any = None) -> _Page:
+        assert serializer is plain  # parsed JSON, not a ResourceInstance built field by field
         self.requests.append({"namespace": namespace, "selector": label_selector, "limit": limit,
                               "continue": _continue})
         answer: Union[DynamicApiError, Tuple[List[Dict[str, Any]], Optional[str]]] = self.script[namespace, _continue]
