@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Mapping, Optional, Set
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Set
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common import transient
 from ansible_collections.lcm.openstack.plugins.module_utils.phase import resume
@@ -76,6 +76,16 @@ class Applier:
         self.notes: Dict[str, str] = {}
         # A failed run of this very Phase that is resumed (phase/resume.py): its good work is kept.
         self.earlier = earlier
+        self.ahead: Any = None  # phase/read_ahead.ReadAhead, once read_ahead() is called
+
+    def read_ahead(self, objects: Iterable[Mapping[str, Any]]) -> None:
+        """Read the objects about to be applied with one list per kind there are many of."""
+        # Imported here: a module that applies nothing (state absent) starts without it.
+        from ansible_collections.lcm.openstack.plugins.module_utils.phase.read_ahead import ReadAhead
+
+        if self.ahead is None:
+            self.ahead = ReadAhead(self.dyn, self.namespace)
+        self.ahead.read(objects)
 
     def resource(self, api_version: str, kind: str) -> Any:
         try:
@@ -85,6 +95,9 @@ class Applier:
                              "install its CRD or fix the template's apiVersion") from exc
 
     def get(self, api_version: str, kind: str, name: str) -> Optional[Dict[str, Any]]:
+        ahead, obj = self.ahead.take(api_version, kind, name) if self.ahead is not None else (False, None)
+        if ahead:
+            return obj
         res = self.resource(api_version, kind)
         try:
             return transient.retry(lambda: res.get(name=name, namespace=self.namespace, serializer=plain).to_dict())

@@ -189,6 +189,7 @@ class PhaseRunner:
         """Validate every object with a server-side dry run before writing anything."""
         dry = Applier(self.dyn, self.req.namespace, dry_run=True, users=self.users)
         labels = {LABEL_SERVICE: self.req.service}
+        dry.read_ahead(o.obj for o in objects)
         for o in objects:
             dry.apply(o.obj, placeholder_owner("dry-run"), labels)
 
@@ -209,6 +210,7 @@ class PhaseRunner:
             owner = owner_reference(writer.phase)
             for index, wave in enumerate(selection.waves(objects)):
                 writer.wave = index
+                applier.read_ahead(o.obj for o in wave)  # as the earlier waves left them
                 done = [applier.apply(o.obj, owner, labels) for o in wave]
                 writer.decided(done)
                 applied += done
@@ -245,6 +247,7 @@ class PhaseRunner:
         labels = {LABEL_PHASE: body["metadata"]["name"], LABEL_SERVICE: self.req.service,
                   LABEL_TYPE: self.req.type}
         dry = Applier(self.dyn, self.req.namespace, dry_run=True, users=self.users, earlier=earlier)
+        dry.read_ahead(o.obj for o in objects)
         applied = [dry.apply(o.obj, owner, labels) for o in objects]
         return {"changed": True, "phase": {"name": body["metadata"]["name"],
                                            "namespace": self.req.namespace,
