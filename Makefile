@@ -34,13 +34,13 @@ SHELL_SCRIPTS := tests/cluster/build tests/cluster/up tests/cluster/down tests/c
 	tests/cluster/lib.sh tests/with-bed tests/sanity/run
 
 .PHONY: help venv tools bed bed-up bed-down collection demo test test-all unit integration sanity lint molecule \
-	bench-bed bench-phase-lag bench-phase-scale bench-noop clean
+	bench-bed bench-phase-lag bench-phase-scale bench-noop bench-greenfield clean
 
 help:
 	@echo "make demo        set up, then run the main job (playbooks/demo.yml)"
 	@echo "make test        set up, then run unit, integration, sanity, lint and molecule tests"
 	@echo "make bed-up      build and start the local test bed; make bed-down stops it"
-	@echo "make bench-bed, bench-phase-lag, bench-phase-scale, bench-noop   the measurements in the README"
+	@echo "make bench-bed, bench-phase-lag, bench-phase-scale, bench-noop, bench-greenfield   the measurements in the README"
 	@echo "KUBECONFIG=...   point either command at an existing cluster instead of the bed"
 
 venv: $(VENV)/.installed
@@ -137,6 +137,9 @@ bench-phase-scale: collection bed
 
 bench-noop: collection bed
 	$(WITH_BED) $(BIN)/python bench/noop.py --runs $(or $(RUNS),5) $(if $(ANCHOR),--anchor $(ANCHOR))
+
+bench-greenfield: collection bed
+	$(WITH_BED) $(BIN)/python bench/greenfield.py --runs $(or $(RUNS),3) $(if $(ANCHOR),--anchor $(ANCHOR))
 
 clean:
 	rm -rf $(BUILD) .pytest_cache
