@@ -45,7 +45,8 @@ helm_release task, minus the plain helm time). Start-up, before the first
 task, and the time after the last are listed as tasks of their own.
 The Jobs are watched from this process, so both ends of an interval carry
 the same small watch delay; the Jobs' own timestamps (whole seconds) give
-the same sum to within about a second per wave (`jobs_server` in the JSON).
+the same sum to within about a second per wave (`jobs_server` in the JSON,
+beside each object's interval in seconds from the process start, `objects`).
 
 Usage: KUBECONFIG=... HELM_BIN=... bench/greenfield.py [--anchor REV] [--runs 3] [--json FILE]
 """
@@ -369,7 +370,9 @@ def one_run(tree: Path, bed: Bed, api: client.ApiClient, kubeconfig: str, helm: 
     server = merged(server_intervals(api, ns))
     return {"namespace": ns, "wall": wall, "jobs": jobs, "helm": helm_s, "deliberate": jobs + helm_s,
             "overhead": wall - jobs - helm_s, "jobs_server": covered(server, 0, float("inf")),
-            "watched": len(seen.done), "modules": sum(t["modules"] for t in tasks), "tasks": len(tasks) - 2,
+            "objects": {k: [round(seen.seen[k] - start_t, 2), round(seen.done[k] - start_t, 2)]
+                        for k in seen.done if k in seen.seen},
+            "modules": sum(t["modules"] for t in tasks), "tasks": len(tasks) - 2,
             "task_spans": [{k: t[k] for k in ("name", "action", "status", "modules", "span", "deliberate", "overhead")}
                            for t in tasks]}
 
