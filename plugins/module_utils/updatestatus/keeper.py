@@ -22,8 +22,9 @@ from typing import Any, Dict, List, Optional, Set
 
 from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.assessment import cluster_status
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.crd import lcm_resource
-from ansible_collections.lcm.openstack.plugins.module_utils.kube.objects import applied, get_or_none
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import CrdMissing, PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import DynamicApiError
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.objects import applied, get_or_none, server_side_apply
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import CrdMissing, PhaseError, api_error
 from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.insights import Settings, Snapshot
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import (
     API_VERSION, LIFECYCLE_KIND, PHASE_KIND,
@@ -34,6 +35,9 @@ from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.report 
 KIND = "UpdateStatus"
 NAME = "cluster"
 VOLATILE = ("observedAt",)
+# Refreshes running at once (a site's services in parallel) each write on the
+# version they read; one that lost reads again, a few times at most.
+WRITE_ATTEMPTS = 5
 
 # (api_version, kind, label selector) listed for the namespaces with a service.
 NAMESPACED = (
@@ -54,13 +58,18 @@ class StatusKeeper:
 
     def run(self, details: str = "none", now: Optional[datetime] = None) -> Dict[str, Any]:
         now = now or datetime.now(timezone.utc)
-        previous = self._current()
-        snapshot = self.snapshot(now)
-        status = cluster_status(snapshot, self.settings, (previous or {}).get("status"))
-        changed = _comparable(status) != _comparable((previous or {}).get("status"))
-        if changed and not self.check_mode:
-            self._write(status, previous is None)
-        return {"changed": changed, "status": status, "report": report(status, details, now)}
+        for _attempt in range(WRITE_ATTEMPTS):
+            # Read before the cluster is, and written on that version only: a
+            # refresh that read the cluster earlier and writes later must not
+            # put back what it saw (a service created meanwhile would vanish).
+            previous = self._current()
+            snapshot = self.snapshot(now)
+            status = cluster_status(snapshot, self.settings, (previous or {}).get("status"))
+            changed = _comparable(status) != _comparable((previous or {}).get("status"))
+            if not changed or self.check_mode or self._written(status, previous):
+                return {"changed": changed, "status": status, "report": report(status, details, now)}
+        raise PhaseError(f"the UpdateStatus was written by others under {WRITE_ATTEMPTS} refreshes in a row; "
+                         "it stays as they wrote it, and the next refresh brings it up to date")
 
     # -- reading -------------------------------------------------------------
     def snapshot(self, now: datetime) -> Snapshot:
@@ -85,12 +94,23 @@ class StatusKeeper:
         return get_or_none(self.res, NAME)
 
     # -- writing -------------------------------------------------------------
-    def _write(self, status: Dict[str, Any], create: bool) -> None:
+    def _written(self, status: Dict[str, Any], previous: Optional[Dict[str, Any]]) -> bool:
+        """Write `status` on the version of `previous`; False when that is no
+        longer the current one (and after creating the singleton, whose
+        status someone may have written since): read again."""
         body = {"apiVersion": API_VERSION, "kind": KIND, "metadata": {"name": NAME,
                 "labels": {"app.kubernetes.io/managed-by": "lcm.openstack"}}}
-        if create:
+        if previous is None:
             applied(self.res, dict(body, spec={}), what="updatestatuses")
-        applied(self.res.status, dict(body, status=status), what="updatestatuses/status")
+            return False
+        meta = dict(body["metadata"], resourceVersion=previous["metadata"]["resourceVersion"])
+        try:
+            server_side_apply(self.res.status, dict(body, metadata=meta, status=status))
+        except DynamicApiError as exc:
+            if exc.status == 409:  # written since it was read: the precondition failed
+                return False
+            raise api_error(exc, "patch", "updatestatuses/status") from exc
+        return True
 
 
 def refresh(dyn: Any) -> str:

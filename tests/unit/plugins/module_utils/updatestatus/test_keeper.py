@@ -165,3 +165,76 @@ def test_refresh_is_quiet_only_when_the_crd_is_missing(monkeypatch: pytest.Monke
     monkeypatch.setattr(update_status.StatusKeeper, "__init__", denied)
     assert update_status.refresh(object()) == (
         "the UpdateStatus was not refreshed: the status could not be written: is not installed in the words only")
+
+
+class _Racing:
+    """The UpdateStatus singleton as the apiserver keeps it: each write bumps
+    its resourceVersion, and a write on another version is refused (409).
+    `interleave` runs between a refresh's read of the singleton and its write,
+    as another refresh would."""
+
+    def __init__(self, interleave: Any = None) -> None:
+        self.current: Optional[Dict[str, Any]] = None
+        self.version, self.writes, self.interleave = 0, [], interleave
+
+    def get(self) -> Optional[Dict[str, Any]]:
+        return None if self.current is None else {**self.current, "metadata": {"resourceVersion": str(self.version)}}
+
+    def write(self, body: Dict[str, Any]) -> None:
+        if self.interleave:
+            interleave, self.interleave = self.interleave, None
+            interleave()
+        if body["metadata"].get("resourceVersion") != str(self.version):
+            raise DynamicApiError(ApiException(status=409, reason="Conflict"))
+        self.version += 1
+        self.current = {"status": body["status"]}
+        self.writes.append(body["status"]["services"])
+
+
+def _keeper(store: _Racing, services: List[str], monkeypatch: pytest.MonkeyPatch) -> update_status.StatusKeeper:
+    keeper = object.__new__(update_status.StatusKeeper)
+    keeper.dyn, keeper.check_mode, keeper.res = None, False, type("R", (), {"status": None})()
+    keeper.settings = update_status.Settings()
+    monkeypatch.setattr(keeper, "_current", store.get)
+    monkeypatch.setattr(keeper, "snapshot", lambda now: list(services))  # what the cluster holds when read
+    return keeper
+
+
+def test_a_refresh_that_read_the_cluster_before_another_wrote_does_not_put_back_what_it_saw(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two refreshes at once: the slow one read the cluster before glance's
+    record was there; the fast one, after. The slow one's write must not
+    drop glance: it is refused on the version it read, and it reads again."""
+    store = _Racing()
+    store.current, cluster = {"status": {"services": ["keystone"]}}, ["keystone"]
+    monkeypatch.setattr(update_status, "cluster_status", lambda snap, settings, previous: {"services": list(snap)})
+    monkeypatch.setattr(update_status, "server_side_apply", lambda res, body: store.write(body))
+    monkeypatch.setattr(update_status, "report", lambda status, details, now: "")
+    fast = _keeper(store, [], monkeypatch)
+
+    def glance_created_and_refreshed() -> None:
+        cluster.append("glance")
+        monkeypatch.setattr(fast, "snapshot", lambda now: list(cluster))
+        fast.run(now=NOW)
+
+    store.interleave = glance_created_and_refreshed
+    slow = _keeper(store, [], monkeypatch)
+    monkeypatch.setattr(slow, "snapshot", lambda now: list(cluster))
+    cluster.append("nova")  # what the slow refresh reads first: keystone and nova, not glance yet
+    # Its write on the version it read is refused; read again, the cluster is
+    # what the other refresh wrote: nothing left to change, glance kept.
+    assert slow.run(now=NOW)["changed"] is False
+    assert store.current["status"]["services"] == ["keystone", "nova", "glance"]
+    assert store.writes == [["keystone", "nova", "glance"]]
+
+
+def test_a_refresh_written_over_every_time_gives_up_with_a_reason(monkeypatch: pytest.MonkeyPatch) -> None:
+    store = _Racing()
+    store.current = {"status": {"services": []}}
+    monkeypatch.setattr(update_status, "cluster_status", lambda snap, settings, previous: {"services": ["x"]})
+
+    def always_refused(res: Any, body: Dict[str, Any]) -> None:
+        raise DynamicApiError(ApiException(status=409, reason="Conflict"))
+    monkeypatch.setattr(update_status, "server_side_apply", always_refused)
+    with pytest.raises(PhaseError, match="written by others under 5 refreshes in a row"):
+        _keeper(store, ["x"], monkeypatch).run(now=NOW)
