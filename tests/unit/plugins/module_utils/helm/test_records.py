@@ -12,6 +12,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 import pytest
 from kubernetes.dynamic.exceptions import DynamicApiError, ForbiddenError, UnauthorizedError
+from support.fake_api import OneKind
 from support.fake_leases import error
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
@@ -61,13 +62,8 @@ class _Secrets:
         return _R()
 
 
-class _Dyn:
-    def __init__(self, secrets: _Secrets) -> None:
-        self.resources, self.secrets = self, secrets
-
-    def get(self, api_version: str, kind: str) -> _Secrets:
-        assert (api_version, kind) == ("v1", "Secret")
-        return self.secrets
+def _Dyn(secrets: _Secrets) -> OneKind:  # pylint: disable=invalid-name
+    return OneKind(secrets, "v1", "Secret")
 
 
 class _Cli(Helm):

@@ -10,6 +10,8 @@ from typing import Any, Dict, Optional
 
 import pytest
 
+from support.fake_api import OneKind
+
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import DynamicApiError
 from ansible_collections.lcm.openstack.plugins.module_utils.helm import storage
 
@@ -37,13 +39,8 @@ class _Secrets:
         self.patches.append((body, namespace, content_type))
 
 
-class _Dyn:
-    def __init__(self, secrets: _Secrets) -> None:
-        self.resources, self.secrets = self, secrets
-
-    def get(self, api_version: str, kind: str) -> _Secrets:
-        assert (api_version, kind) == ("v1", "Secret")
-        return self.secrets
+def _Dyn(secrets: _Secrets) -> OneKind:  # pylint: disable=invalid-name
+    return OneKind(secrets, "v1", "Secret")
 
 
 def _not_found() -> Exception:

@@ -7,12 +7,10 @@ waves after it."""
 from __future__ import annotations
 
 import copy
-import json
 from typing import Any, Dict, List, Optional
 
 import pytest
-from kubernetes.client.rest import ApiException
-from kubernetes.dynamic.exceptions import api_exception
+from support.fake_api import Answer, Kinds, status_error
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.apply import Applier, actions
@@ -20,20 +18,6 @@ from ansible_collections.lcm.openstack.plugins.module_utils.phase.ownership impo
 
 PHASE = {"metadata": {"name": "keystone-install-0a1b2c3d", "uid": "p-1"}}
 LABELS = {"lifecycle.openstack.org/phase": "keystone-install-0a1b2c3d", "lifecycle.openstack.org/service": "keystone"}
-
-
-def _error(status: int, reason: str, message: str) -> Exception:
-    exc = ApiException(status=status, reason=reason)
-    exc.body = json.dumps({"kind": "Status", "code": status, "reason": reason, "message": message}).encode()
-    return api_exception(exc)
-
-
-class _Answer:
-    def __init__(self, obj: Dict[str, Any]) -> None:
-        self.obj = obj
-
-    def to_dict(self) -> Dict[str, Any]:
-        return copy.deepcopy(self.obj)
 
 
 class _Res:
@@ -46,12 +30,12 @@ class _Res:
         self.applies: List[Dict[str, Any]] = []
         self.version = 0
 
-    def get(self, name: str, namespace: str, **_kw: Any) -> _Answer:
+    def get(self, name: str, namespace: str, **_kw: Any) -> Answer:
         if name not in self.objects:
-            raise _error(404, "NotFound", f'{self.name} "{name}" not found')
-        return _Answer(self.objects[name])
+            raise status_error(404, "NotFound", f'{self.name} "{name}" not found')
+        return Answer(self.objects[name])
 
-    def server_side_apply(self, body: Dict[str, Any], name: str, namespace: str, **kwargs: Any) -> _Answer:
+    def server_side_apply(self, body: Dict[str, Any], name: str, namespace: str, **kwargs: Any) -> Answer:
         self.applies.append(dict(kwargs, body=body))
         if self.refuse:
             raise self.refuse
@@ -59,22 +43,13 @@ class _Res:
         stored = copy.deepcopy(body)
         if before is not None and {k: v for k, v in before.items() if k != "metadata"} == \
                 {k: v for k, v in stored.items() if k != "metadata"}:
-            return _Answer(before)
+            return Answer(before)
         self.version += 1
         stored["metadata"]["resourceVersion"] = str(self.version)
         if kwargs.get("dry_run"):
-            return _Answer(stored)
+            return Answer(stored)
         self.objects[name] = stored
-        return _Answer(stored)
-
-
-class _Cluster:
-    def __init__(self, *res: _Res) -> None:
-        self.resources = self
-        self.by_kind = {r.kind: r for r in res}
-
-    def get(self, api_version: str, kind: str) -> _Res:
-        return self.by_kind[kind]
+        return Answer(stored)
 
 
 def _configmap(data: str = "a") -> Dict[str, Any]:
@@ -87,7 +62,7 @@ def configmaps() -> _Res:
 
 
 def test_a_new_object_is_created_in_the_phase_namespace_labelled_and_owned(configmaps: _Res) -> None:
-    applier = Applier(_Cluster(configmaps), "openstack")
+    applier = Applier(Kinds(configmaps), "openstack")
     done = applier.apply(_configmap(), owner_reference(PHASE), LABELS)
     assert (done.action, done.changed, done.owned) == ("created", True, True)
     stored = configmaps.objects["keystone-bin"]
@@ -97,7 +72,7 @@ def test_a_new_object_is_created_in_the_phase_namespace_labelled_and_owned(confi
 
 
 def test_the_same_object_again_is_unchanged_and_a_new_content_updated(configmaps: _Res) -> None:
-    applier = Applier(_Cluster(configmaps), "openstack")
+    applier = Applier(Kinds(configmaps), "openstack")
     applier.apply(_configmap(), owner_reference(PHASE), LABELS)
     again = applier.apply(_configmap(), owner_reference(PHASE), LABELS)
     assert (again.action, again.changed) == ("unchanged", False)
@@ -106,7 +81,7 @@ def test_the_same_object_again_is_unchanged_and_a_new_content_updated(configmaps
 
 
 def test_a_dry_run_writes_nothing_and_remembers_what_it_would_create(configmaps: _Res) -> None:
-    applier = Applier(_Cluster(configmaps), "openstack", dry_run=True)
+    applier = Applier(Kinds(configmaps), "openstack", dry_run=True)
     done = applier.apply(_configmap(), owner_reference(PHASE), LABELS)
     assert done.action == "created" and configmaps.objects == {}
     assert configmaps.applies[0]["dry_run"] == "All" and ("ConfigMap", "keystone-bin") in applier.planned
@@ -115,27 +90,27 @@ def test_a_dry_run_writes_nothing_and_remembers_what_it_would_create(configmaps:
 def test_a_cluster_scoped_object_and_another_namespace_are_refused_before_any_write() -> None:
     roles = _Res("ClusterRole", namespaced=False)
     with pytest.raises(PhaseError, match="ClusterRole keystone is cluster-scoped; a Phase owns only objects of its namespace"):
-        Applier(_Cluster(roles), "openstack").apply(
+        Applier(Kinds(roles), "openstack").apply(
             {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "keystone"}},
             None, LABELS)
     configmaps = _Res("ConfigMap")
     other = _configmap()
     other["metadata"]["namespace"] = "glance"
     with pytest.raises(PhaseError, match="rendered for namespace glance, but the phase runs in openstack"):
-        Applier(_Cluster(configmaps), "openstack").apply(other, None, LABELS)
+        Applier(Kinds(configmaps), "openstack").apply(other, None, LABELS)
     assert roles.applies == [] and configmaps.applies == []
 
 
 def test_an_object_the_apiserver_refuses_is_named_with_its_reason() -> None:
-    refused = _Res("ConfigMap", refuse=_error(422, "Invalid", 'ConfigMap "keystone-bin" is invalid: data[x y]: Invalid value'))
+    refused = _Res("ConfigMap", refuse=status_error(422, "Invalid", 'ConfigMap "keystone-bin" is invalid: data[x y]: Invalid value'))
     with pytest.raises(PhaseError) as err:
-        Applier(_Cluster(refused), "openstack").apply(_configmap(), owner_reference(PHASE), LABELS)
+        Applier(Kinds(refused), "openstack").apply(_configmap(), owner_reference(PHASE), LABELS)
     assert str(err.value).startswith("the apiserver refused ConfigMap keystone-bin: ")
     assert "Invalid value" in str(err.value)
 
 
 def test_what_the_module_returns_for_each_object(configmaps: _Res) -> None:
-    applier = Applier(_Cluster(configmaps), "openstack")
+    applier = Applier(Kinds(configmaps), "openstack")
     done = [applier.apply(_configmap(), owner_reference(PHASE), LABELS)]
     out = actions(done)
     assert out[0]["kind"] == "ConfigMap" and out[0]["name"] == "keystone-bin" and out[0]["action"] == "created"

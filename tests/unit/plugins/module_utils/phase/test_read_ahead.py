@@ -4,12 +4,10 @@ list per kind it holds many of, each handed out once; GETs otherwise."""
 from __future__ import annotations
 
 import copy
-import json
 from typing import Any, Dict, List, Optional
 
 import pytest
-from kubernetes.client.rest import ApiException
-from kubernetes.dynamic.exceptions import api_exception
+from support.fake_api import Answer, Kinds, status_error
 
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.apply import Applier
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.ownership import owner_reference
@@ -17,20 +15,6 @@ from ansible_collections.lcm.openstack.plugins.module_utils.phase.read_ahead imp
 
 PHASE = {"metadata": {"name": "svc-install-0a1b2c3d", "uid": "p-1"}}
 LABELS = {"lifecycle.openstack.org/phase": "svc-install-0a1b2c3d", "lifecycle.openstack.org/service": "svc"}
-
-
-def _error(status: int) -> Exception:
-    exc = ApiException(status=status, reason="Forbidden")
-    exc.body = json.dumps({"kind": "Status", "code": status, "reason": "Forbidden", "message": "no"}).encode()
-    return api_exception(exc)
-
-
-class _Answer:
-    def __init__(self, obj: Dict[str, Any]) -> None:
-        self.obj = obj
-
-    def to_dict(self) -> Dict[str, Any]:
-        return copy.deepcopy(self.obj)
 
 
 class _Res:
@@ -47,36 +31,27 @@ class _Res:
                               "metadata": {"name": name, "namespace": namespace, "resourceVersion": "7"}, **extra}
 
     def get(self, name: Optional[str] = None, namespace: Optional[str] = None, limit: Optional[int] = None,
-            _continue: Optional[str] = None, **_kw: Any) -> _Answer:
+            _continue: Optional[str] = None, **_kw: Any) -> Answer:
         if name is not None:
             self.requests.append(f"get {name}")
             if name not in self.objects:
-                raise _error(404)
-            return _Answer(self.objects[name])
+                raise status_error(404)
+            return Answer(self.objects[name])
         self.requests.append(f"list {_continue or ''}".strip())
         if self.deny_list:
-            raise _error(403)
+            raise status_error(403)
         items = [o for o in self.objects.values() if o["metadata"]["namespace"] == namespace]
         start = int(_continue or 0)
         end = start + min(limit or len(items), self.page)
-        return _Answer({"kind": f"{self.kind}List", "apiVersion": "batch/v1", "items": items[start:end],
-                        "metadata": {"continue": str(end) if end < len(items) else None}})
+        return Answer({"kind": f"{self.kind}List", "apiVersion": "batch/v1", "items": items[start:end],
+                       "metadata": {"continue": str(end) if end < len(items) else None}})
 
-    def server_side_apply(self, body: Dict[str, Any], name: str, **_kw: Any) -> _Answer:
+    def server_side_apply(self, body: Dict[str, Any], name: str, **_kw: Any) -> Answer:
         self.requests.append(f"apply {name}")
         stored = copy.deepcopy(body)
         stored["metadata"]["resourceVersion"] = "8"
         self.objects[name] = stored
-        return _Answer(stored)
-
-
-class _Cluster:
-    def __init__(self, *res: _Res) -> None:
-        self.resources = self
-        self.by_kind = {r.kind: r for r in res}
-
-    def get(self, api_version: str, kind: str) -> _Res:
-        return self.by_kind[kind]
+        return Answer(stored)
 
 
 def _jobs(count: int, kind: str = "Job") -> List[Dict[str, Any]]:
@@ -90,7 +65,7 @@ def test_many_objects_of_a_kind_are_read_with_one_list_each_handed_out_once() ->
     jobs.add("job-001", status={"succeeded": 1})
     jobs.add("unrelated")
     jobs.add("job-002", namespace="elsewhere")
-    ahead = ReadAhead(_Cluster(jobs), "ns")
+    ahead = ReadAhead(Kinds(jobs), "ns")
     ahead.read(_jobs(READ_AHEAD_AT))
     assert jobs.requests == ["list"]
     assert ahead.take("batch/v1", "Job", "job-001") == (True, jobs.objects["job-001"])
@@ -104,7 +79,7 @@ def test_a_list_is_read_in_pages() -> None:
     jobs = _Res("Job", page=4)
     for n in range(READ_AHEAD_AT):
         jobs.add(f"job-{n:03d}")
-    ahead = ReadAhead(_Cluster(jobs), "ns")
+    ahead = ReadAhead(Kinds(jobs), "ns")
     ahead.read(_jobs(READ_AHEAD_AT))
     assert jobs.requests == ["list", "list 4", "list 8"]
     assert all(ahead.take("batch/v1", "Job", f"job-{n:03d}")[1] is not None for n in range(READ_AHEAD_AT))
@@ -114,7 +89,7 @@ def test_a_list_is_read_in_pages() -> None:
     (READ_AHEAD_AT - 1, "Job", False), (READ_AHEAD_AT, "Secret", False), (READ_AHEAD_AT, "Job", True)])
 def test_few_objects_secrets_and_a_kind_not_listable_are_read_by_gets(count: int, kind: str, deny: bool) -> None:
     res = _Res(kind, deny_list=deny)
-    ahead = ReadAhead(_Cluster(res), "ns")
+    ahead = ReadAhead(Kinds(res), "ns")
     ahead.read(_jobs(count, kind))
     assert res.requests == (["list"] if deny else [])
     assert ahead.take("batch/v1", kind, "job-000") == (False, None)
@@ -136,7 +111,7 @@ def test_a_wave_applied_after_a_read_ahead_reads_nothing_more_and_decides_the_sa
             {"apiVersion": "lifecycle.openstack.org/v1alpha1", "kind": "Phase", "name": "svc-install-old",
              "uid": "p-0", "controller": True}]
         cms.add("cm-004", data={"n": "old"})  # outside any phase: shared
-        applier = Applier(_Cluster(cms), "ns")
+        applier = Applier(Kinds(cms), "ns")
         wave = _configmaps(READ_AHEAD_AT)
         if ahead:
             applier.read_ahead(wave)
