@@ -20,7 +20,7 @@ from typing import Any, Dict, Iterable, Mapping, Optional, Tuple
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common import transient
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import DynamicApiError, ResourceNotFoundError
-from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.listing import read
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.paging import read
 
 # A list pays for itself from this many objects of a kind in a wave.
 READ_AHEAD_AT = 10

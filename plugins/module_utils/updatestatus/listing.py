@@ -10,17 +10,11 @@ docs/rbac.md), namespace by namespace.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Iterable, List, Optional, Set
+from typing import Any, Iterable, List, Optional, Set
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import DynamicApiError
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import api_error, is_authorization_denial
-from ansible_collections.lcm.openstack.plugins.module_utils.kube.plain import plain
-
-# In pages, so no response holds a large cluster's pods (or Helm Secrets,
-# values and all) whole: only what is kept outlives its page.
-PAGE = 500
-Item = Dict[str, Any]
-Keep = Callable[[Item], Item]
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.paging import Item, Keep, read
 
 
 def across(res: Any, namespaces: Optional[Iterable[str]], selector: Optional[str], keep: Keep,
@@ -43,28 +37,3 @@ def across(res: Any, namespaces: Optional[Iterable[str]], selector: Optional[str
                 raise api_error(exc, "list", res.name, namespace) from exc
             unread.add(namespace)
     return found
-
-
-def read(res: Any, namespace: Optional[str], selector: Optional[str], keep: Keep,
-         wanted: Optional[Set[str]] = None) -> List[Item]:
-    """One list, every page: its items in `wanted` namespaces (None: all) through `keep`."""
-    kept: List[Item] = []
-    token, restarted = None, False
-    while True:
-        try:
-            # As parsed JSON (kube/plain.py): a ResourceInstance built and turned
-            # back into a dict, field by field, cost most of a refresh's CPU.
-            page = res.get(namespace=namespace, label_selector=selector, limit=PAGE, _continue=token,
-                           serializer=plain).to_dict()
-        except DynamicApiError as exc:
-            if exc.status != 410 or restarted:
-                raise
-            # Gone: the token outlived etcd's history of the list (compacted every
-            # 5 minutes). Start over, once, dropping what was read: nothing twice.
-            kept, token, restarted = [], None, True
-            continue
-        kept += [keep(item) for item in page.get("items") or []
-                 if wanted is None or (item.get("metadata") or {}).get("namespace") in wanted]
-        token = (page.get("metadata") or {}).get("continue")
-        if not token:
-            return kept
