@@ -87,7 +87,7 @@ def test_helm_binary_resolution_names_both_settings(tmp_path: Path, monkeypatch:
 
 def test_the_version_of_a_binary_is_asked_once_per_process_and_again_once_it_is_replaced(tmp_path: Path) -> None:
     script = fake_helm(tmp_path, "v3.22.0", [])
-    assert [Helm(str(script)).major for _ in range(3)] == [3, 3, 3]
+    assert [Helm(str(script)).major for _run in range(3)] == [3, 3, 3]
     log = tmp_path / "calls.jsonl"
     assert [json.loads(line)[0] for line in log.read_text().splitlines()] == ["version"]
     fake_helm(tmp_path, "v4.0.10", [])  # another Helm in its place

@@ -107,7 +107,7 @@ def _requests(namespaces: int) -> List[tuple]:
 def test_the_requests_do_not_grow_with_the_number_of_services() -> None:
     """Per-namespace lists made 3 + 6 requests for one service, 183 for 30."""
     assert len(_requests(30)) == len(_requests(1)) == 2 + len(update_status.NAMESPACED)
-    assert all(namespace is None for _, namespace in _requests(30))
+    assert all(namespace is None for _kind, namespace in _requests(30))
 
 
 def test_objects_in_namespaces_without_a_service_are_not_kept() -> None:
