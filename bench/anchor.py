@@ -5,7 +5,9 @@ ansible_collections/lcm/openstack, so Python (sys.path) and Ansible
 
 from __future__ import annotations
 
+import argparse
 import contextlib
+import os
 import subprocess
 import tempfile
 from pathlib import Path
@@ -37,3 +39,18 @@ def rotated(items: list, turn: int) -> list:
     """`items` starting at position turn: interleaved runs take turns going first."""
     turn %= len(items)
     return items[turn:] + items[:turn]
+
+
+def side_by_side_args(doc: str, runs: int) -> argparse.ArgumentParser:
+    """The options every side-by-side bench takes (--anchor, --runs, --json);
+    the caller adds its own and parses."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    parser.add_argument("--anchor", default="", help="a revision to measure beside this tree")
+    parser.add_argument("--runs", type=int, default=runs)
+    parser.add_argument("--json", default="", help="write every run's numbers here")
+    return parser
+
+
+def kubeconfig() -> str:
+    """The cluster measured: $KUBECONFIG, else the bed's."""
+    return os.environ.get("KUBECONFIG") or str(ROOT / ".cluster" / "kubeconfig")

@@ -53,7 +53,6 @@ Usage: KUBECONFIG=... HELM_BIN=... bench/greenfield.py [--anchor REV] [--runs 3]
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import statistics
@@ -75,7 +74,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from kubernetes import client, config, dynamic, watch  # noqa: E402
 
-from anchor import rotated, trees  # noqa: E402
+from anchor import kubeconfig as bench_kubeconfig, rotated, side_by_side_args, trees  # noqa: E402
 from flow_time import CALLBACK, Interval, breakdown, covered, merged, task_spans, top  # noqa: E402
 from phase_lag import install_crds  # noqa: E402
 
@@ -266,12 +265,9 @@ def one_run(tree: Path, bed: Bed, api: client.ApiClient, kubeconfig: str, helm: 
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--anchor", default="", help="a revision to measure beside this tree")
-    parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--json", default="", help="write every run's numbers here")
+    parser = side_by_side_args(__doc__, runs=3)
     args = parser.parse_args()
-    kubeconfig = os.environ.get("KUBECONFIG") or str(ROOT / ".cluster" / "kubeconfig")
+    kubeconfig = bench_kubeconfig()
     helm = os.environ.get("HELM_BIN") or os.environ["HELM3_BIN"]
     api = config.new_client_from_config(config_file=kubeconfig)
     install_crds(dynamic.DynamicClient(api))

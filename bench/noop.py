@@ -22,7 +22,6 @@ Usage: KUBECONFIG=... HELM3_BIN=... HELM4_BIN=... bench/noop.py [--anchor REV] [
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import resource
@@ -41,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from kubernetes import config, dynamic  # noqa: E402
 
-from anchor import THIS_TREE, rotated, trees  # noqa: E402
+from anchor import THIS_TREE, kubeconfig as bench_kubeconfig, rotated, side_by_side_args, trees  # noqa: E402
 from phase_lag import install_crds, job  # noqa: E402
 
 ANSIBLE = str(Path(sys.executable).parent / "ansible")
@@ -98,12 +97,9 @@ def timed(case: Case) -> Dict[str, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--anchor", default="", help="a revision to measure beside this tree")
-    parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--json", default="", help="write every run's numbers here")
+    parser = side_by_side_args(__doc__, runs=5)
     args = parser.parse_args()
-    kubeconfig = os.environ.get("KUBECONFIG") or str(ROOT / ".cluster" / "kubeconfig")
+    kubeconfig = bench_kubeconfig()
     helm = {"3": os.environ["HELM3_BIN"], "4": os.environ["HELM4_BIN"]}
     dyn = dynamic.DynamicClient(config.new_client_from_config(config_file=kubeconfig))
     install_crds(dyn)

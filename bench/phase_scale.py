@@ -21,9 +21,7 @@ Usage: KUBECONFIG=... bench/phase_scale.py [--anchor REV] [--sizes 10,50,200] [-
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -37,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from kubernetes import config, dynamic  # noqa: E402
 
-from anchor import rotated, trees  # noqa: E402
+from anchor import kubeconfig as bench_kubeconfig, rotated, side_by_side_args, trees  # noqa: E402
 from phase_lag import install_crds  # noqa: E402
 
 # Runs in a fresh interpreter with the tree under test first on sys.path.
@@ -108,13 +106,10 @@ def run_one(tree: Path, count: int, kubeconfig: str) -> Dict[str, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--anchor", default="", help="a revision to measure beside this tree")
+    parser = side_by_side_args(__doc__, runs=1)
     parser.add_argument("--sizes", default="10,50,200")
-    parser.add_argument("--runs", type=int, default=1)
-    parser.add_argument("--json", default="", help="write every run's numbers here")
     args = parser.parse_args()
-    kubeconfig = os.environ.get("KUBECONFIG") or str(ROOT / ".cluster" / "kubeconfig")
+    kubeconfig = bench_kubeconfig()
     sizes = [int(s) for s in args.sizes.split(",")]
     install_crds(dynamic.DynamicClient(config.new_client_from_config(config_file=kubeconfig)))
     with trees(args.anchor) as found:

@@ -4,25 +4,18 @@ write under the traffic field manager."""
 
 from __future__ import annotations
 
-import json
 from types import SimpleNamespace
 from typing import Any, Dict, List, Optional
 
 import pytest
-from kubernetes.client.rest import ApiException
-from kubernetes.dynamic.exceptions import ResourceNotFoundError, api_exception
+from kubernetes.dynamic.exceptions import ResourceNotFoundError
+from support.fake_api import status_error
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import ObjectNotFound, PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.traffic import backends
 from ansible_collections.lcm.openstack.plugins.module_utils.traffic.backends import (
     DRAINED, GATE_LABEL, Plan, apply, live_selector, own_selector, resource,
 )
-
-
-def _error(status: int, reason: str, message: str) -> Exception:
-    exc = ApiException(status=status, reason=reason)
-    exc.body = json.dumps({"kind": "Status", "code": status, "reason": reason, "message": message}).encode()
-    return api_exception(exc)
 
 
 class _Obj:
@@ -41,7 +34,7 @@ class _Services:
 
     def get(self, name: str, namespace: str) -> _Obj:
         if self.live is None:
-            raise _error(404, "NotFound", f'services "{name}" not found')
+            raise status_error(404, "NotFound", f'services "{name}" not found')
         return _Obj(self.live)
 
     def server_side_apply(self, **kwargs: Any) -> _Obj:
@@ -97,7 +90,7 @@ def test_the_write_is_a_server_side_apply_under_the_traffic_manager() -> None:
 
 
 def test_a_refused_write_gives_the_apiservers_reason() -> None:
-    refused = _error(422, "Invalid", 'Service "keystone-api" is invalid: spec.selector: Invalid value: "a b"')
+    refused = status_error(422, "Invalid", 'Service "keystone-api" is invalid: spec.selector: Invalid value: "a b"')
     body = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "keystone-api"}, "spec": {}}
     with pytest.raises(PhaseError) as err:
         apply(_Services(refuse=refused), body, "openstack")
