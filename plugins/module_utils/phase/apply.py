@@ -25,6 +25,7 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Set
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common import transient
 from ansible_collections.lcm.openstack.plugins.module_utils.phase import resume
+from ansible_collections.lcm.openstack.plugins.module_utils.phase.dry_run import planned_account, planned_role
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import (
     DynamicApiError, NotFoundError, ResourceNotFoundError,
 )
@@ -223,13 +224,13 @@ class Applier:
         try:
             return call(obj)
         except DynamicApiError as exc:
-            role = self._planned_role(obj, exc)
+            role = planned_role(self.planned, obj, exc) if self.dry_run else ""
             if role:
                 self.notes[f"{obj['kind']}/{name}"] = (
                     f"not checked by the apiserver's dry run: it binds the Role {role}, which this phase "
                     "creates in an earlier wave, and a binding is checked against the Role's rules")
                 return copy.deepcopy(obj)
-            account = self._planned_account(obj, exc)
+            account = planned_account(self.planned, obj, exc) if self.dry_run else None
             if account is None:
                 raise self._refused(exc, obj["kind"], name, verb, res) from exc
         probe = copy.deepcopy(obj)
@@ -244,27 +245,6 @@ class Applier:
             f"validated with the default ServiceAccount in place of {account}, which this phase "
             "creates in an earlier wave")
         return out
-
-    def _planned_role(self, obj: Dict[str, Any], exc: Any) -> str:
-        """The Role of a RoleBinding that the apiserver could not find, when
-        this dry run is to create it. An account without `bind` may bind only
-        a Role whose rules it holds, which the apiserver checks by reading the
-        Role: in a dry run it is not there yet (a dry run persists nothing)."""
-        if not self.dry_run or obj.get("kind") != "RoleBinding" or getattr(exc, "status", None) != 404:
-            return ""
-        ref = obj.get("roleRef") or {}
-        return str(ref.get("name")) if ref.get("kind") == "Role" and ("Role", ref.get("name")) in self.planned else ""
-
-    def _planned_account(self, obj: Dict[str, Any], exc: Any) -> Optional[str]:
-        """The ServiceAccount of a Pod that admission could not find, when this
-        dry run is to create it: the refusal says nothing about the Pod itself."""
-        if not self.dry_run or obj.get("kind") != "Pod" or getattr(exc, "status", None) != 403:
-            return None
-        spec = obj.get("spec") or {}
-        account = spec.get("serviceAccountName") or spec.get("serviceAccount") or "default"
-        if ("ServiceAccount", account) not in self.planned or is_authorization_denial(exc):
-            return None
-        return account if "service account" in api_reason(exc) else None
 
     def _refused(self, exc: Any, kind: str, name: str, verb: str, res: Any) -> PhaseError:
         """The object itself was refused (invalid, or denied by admission):
