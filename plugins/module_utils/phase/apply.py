@@ -25,7 +25,6 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Set
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common import transient
 from ansible_collections.lcm.openstack.plugins.module_utils.phase import resume
-from ansible_collections.lcm.openstack.plugins.module_utils.phase.dry_run import planned_account, planned_role
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import (
     DynamicApiError, NotFoundError, ResourceNotFoundError,
 )
@@ -224,6 +223,10 @@ class Applier:
         try:
             return call(obj)
         except DynamicApiError as exc:
+            # Imported on a refusal only: a phase starts with no more modules than it needs.
+            from ansible_collections.lcm.openstack.plugins.module_utils.phase.dry_run import (
+                planned_account, planned_role,
+            )
             role = planned_role(self.planned, obj, exc) if self.dry_run else ""
             if role:
                 self.notes[f"{obj['kind']}/{name}"] = (
