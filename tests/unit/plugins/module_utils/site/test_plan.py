@@ -1,0 +1,168 @@
+"""plugins/module_utils/site/plan.py: the plan of a site, deploying and
+removing, from its inventory and its ServiceLifecycle records."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List
+
+import pytest
+import yaml
+
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.site.plan import site_plan
+from support.paths import UNIT_FIXTURES
+
+OPENSTACK_HELM = yaml.safe_load((UNIT_FIXTURES / "site" / "openstack_helm.yaml").read_text())
+THIRTY = yaml.safe_load((UNIT_FIXTURES / "site" / "thirty.yaml").read_text())
+
+
+def _slc(name: str, state: str, version: str, flow: str = "greenfield", flow_state: str = "Succeeded",
+         namespace: str = "openstack") -> Dict[str, Any]:
+    return {"metadata": {"name": name, "namespace": namespace},
+            "status": {"state": state, "currentVersion": version,
+                       "flow": {"name": flow, "state": flow_state, "targetVersion": version}}}
+
+
+# The bed after a 2025.1 site: the infrastructure and keystone deployed, placement never was.
+DEPLOYED = {("openstack", r["metadata"]["name"]): r for r in (
+    _slc("mariadb", "Operational", "10.6"), _slc("memcached", "Operational", "1.6"),
+    _slc("rabbitmq", "Operational", "3.12"), _slc("keystone", "Operational", "2025.1"))}
+
+
+def _plan(services: List[Dict[str, Any]], records: Any = None, action: str = "deploy", external: bool = False) -> Dict[str, Any]:
+    asked: List[List[str]] = []
+
+    def read(namespaces: List[str]) -> Any:
+        asked.append(namespaces)
+        return DEPLOYED if records is None else records
+    result = site_plan(services, action, external, read)
+    assert len(asked) == 1
+    return result
+
+
+def _by_name(result: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:
+    return {s["service"]: s for s in result["services"]}
+
+
+def test_the_openstack_helm_site_deployed_over_2025_1() -> None:
+    result = _plan(OPENSTACK_HELM)
+    assert result["levels"] == [["mariadb", "memcached", "rabbitmq"], ["keystone"], ["placement"]]
+    assert [(s["service"], s["level"], s["flow"], s["reason"]) for s in result["services"]] == [
+        ("mariadb", 0, "nothing", "Operational at 10.6"),
+        ("memcached", 0, "nothing", "Operational at 1.6"),
+        ("rabbitmq", 0, "update", "version 3.12 -> 3.13"),
+        ("keystone", 1, "update", "version 2025.1 -> 2026.1"),
+        ("placement", 2, "greenfield", "no ServiceLifecycle yet"),
+    ]
+    # mariadb does nothing: the chain through rabbitmq (90 s) weighs more than through it
+    assert result["critical_path"] == {"services": ["rabbitmq", "keystone", "placement"], "duration": 570}
+
+
+def test_an_entry_carries_everything_a_flow_needs() -> None:
+    keystone = _by_name(_plan(OPENSTACK_HELM))["keystone"]
+    assert keystone == {
+        "service": "keystone", "namespace": "openstack", "release": "keystone", "level": 1, "flow": "update",
+        "reason": "version 2025.1 -> 2026.1", "current_version": "2025.1", "target_version": "2026.1",
+        "state": "Operational",
+        "depends_on": [{"service": "mariadb", "namespace": "openstack", "min_version": "10.6", "external": False},
+                       {"service": "memcached", "namespace": "openstack", "min_version": "", "external": False},
+                       {"service": "rabbitmq", "namespace": "openstack", "min_version": "", "external": False}],
+        "dependents": ["placement"], "expected_duration": 300}
+    placement = _by_name(_plan(OPENSTACK_HELM))["placement"]
+    assert (placement["state"], placement["current_version"], placement["dependents"]) == ("", "", [])
+
+
+def test_the_summary_is_one_table_in_plan_order() -> None:
+    assert _plan(OPENSTACK_HELM)["summary"].splitlines() == [
+        "site plan (deploy): 5 service(s) in 3 level(s); greenfield 1, update 2, nothing 2; "
+        "critical path rabbitmq -> keystone -> placement (9m30s)",
+        "LEVEL  SERVICE    FLOW        VERSION           REASON",
+        "0      mariadb    nothing     10.6              Operational at 10.6",
+        "0      memcached  nothing     1.6               Operational at 1.6",
+        "0      rabbitmq   update      3.12 -> 3.13      version 3.12 -> 3.13",
+        "1      keystone   update      2025.1 -> 2026.1  version 2025.1 -> 2026.1",
+        "2      placement  greenfield  2026.1            no ServiceLifecycle yet",
+    ]
+
+
+def test_a_site_at_rest_has_nothing_to_do() -> None:
+    records = {("openstack", s["service"]): _slc(s["service"], "Operational", s["version"]) for s in OPENSTACK_HELM}
+    result = _plan(OPENSTACK_HELM, records)
+    assert {s["flow"] for s in result["services"]} == {"nothing"}
+    assert result["critical_path"] == {"services": [], "duration": 0}
+    assert result["summary"].splitlines()[0] == "site plan (deploy): 5 service(s) in 3 level(s); nothing 5; nothing to do"
+
+
+def test_without_any_record_every_service_is_greenfield() -> None:
+    result = _plan(OPENSTACK_HELM, {})
+    assert {s["flow"] for s in result["services"]} == {"greenfield"}
+    assert result["critical_path"] == {"services": ["mariadb", "keystone", "placement"], "duration": 600}
+
+
+def test_removal_goes_dependents_first() -> None:
+    result = _plan(OPENSTACK_HELM, action="remove")
+    assert result["levels"] == [["placement"], ["keystone"], ["mariadb", "memcached", "rabbitmq"]]
+    assert [(s["service"], s["level"], s["flow"]) for s in result["services"]] == [
+        ("placement", 2, "nothing"), ("keystone", 1, "remove"), ("mariadb", 0, "remove"),
+        ("memcached", 0, "remove"), ("rabbitmq", 0, "remove")]
+    # in the order the removals run: keystone, then what it stood on
+    assert result["critical_path"] == {"services": ["keystone", "mariadb"], "duration": 420}
+    assert result["summary"].splitlines()[2] == "2      placement  nothing  -        no ServiceLifecycle: nothing to remove"
+
+
+def test_thirty_services_greenfield() -> None:
+    result = _plan(THIRTY, {})
+    assert [len(level) for level in result["levels"]] == [7, 3, 9, 6, 5]
+    assert {s["service"]: s["level"] for s in result["services"]} == {s["service"]: s["level"] for s in THIRTY}
+    assert result["critical_path"] == {"services": ["ceph-mon", "ceph-osd", "glance", "nova", "octavia"], "duration": 1640}
+    assert _by_name(result)["keystone"]["dependents"] == [
+        "barbican", "cinder", "designate", "glance", "gnocchi", "heat", "horizon", "masakari", "nova", "placement"]
+
+
+def test_services_with_nothing_to_do_weigh_nothing_on_the_critical_path() -> None:
+    records = {("openstack", n): _slc(n, "Operational", "18.2") for n in ("ceph-mon", "ceph-osd", "ceph-client")}
+    result = _plan(THIRTY, records)
+    assert result["critical_path"] == {"services": ["mariadb", "keystone", "glance", "nova", "octavia"], "duration": 1260}
+
+
+def test_external_dependencies_are_reported_and_order_nothing() -> None:
+    services = [{"service": "keystone", "version": "2026.1", "depends_on": ["infra/mariadb>=10.6"]},
+                {"service": "placement", "version": "2026.1", "depends_on": ["keystone"]}]
+    result = _plan(services, {}, external=True)
+    assert result["levels"] == [["keystone"], ["placement"]]
+    assert _by_name(result)["keystone"]["depends_on"] == [
+        {"service": "mariadb", "namespace": "infra", "min_version": "10.6", "external": True}]
+
+
+def test_services_of_one_name_in_two_namespaces_are_told_apart() -> None:
+    services = [{"service": "keystone", "namespace": "a", "version": "1"},
+                {"service": "keystone", "namespace": "b", "version": "1", "depends_on": ["a/keystone"]}]
+    result = _plan(services, {})
+    assert result["levels"] == [["a/keystone"], ["b/keystone"]]
+    assert [(s["service"], s["namespace"]) for s in result["services"]] == [("a/keystone", "a"), ("b/keystone", "b")]
+    assert _by_name(result)["a/keystone"]["dependents"] == ["b/keystone"]
+
+
+def test_the_namespaces_read_are_the_sites() -> None:
+    asked: List[List[str]] = []
+    services = [{"service": "keystone", "namespace": "b", "version": "1"},
+                {"service": "mariadb", "namespace": "a", "version": "1"},
+                {"service": "placement", "namespace": "b", "version": "1", "depends_on": ["keystone", "c/nova"]}]
+    site_plan(services, "deploy", True, lambda namespaces: asked.append(namespaces) or {})
+    assert asked == [["a", "b"]]  # c holds only an external dependency: not read
+
+
+def test_a_broken_inventory_reads_nothing() -> None:
+    def read(namespaces: List[str]) -> Any:
+        raise AssertionError("read before the inventory was checked")
+    with pytest.raises(PhaseError, match="cycle, a -> b -> a"):
+        site_plan([{"service": "a", "version": "1", "depends_on": ["b"]},
+                   {"service": "b", "version": "1", "depends_on": ["a"]}], "deploy", False, read)
+
+
+def test_an_empty_site_reads_nothing_and_plans_nothing() -> None:
+    def read(namespaces: List[str]) -> Any:
+        raise AssertionError("nothing to read")
+    result = site_plan([], "deploy", False, read)
+    assert (result["services"], result["levels"], result["critical_path"]) == ([], [], {"services": [], "duration": 0})
+    assert result["summary"] == "site plan (deploy): 0 service(s) in 0 level(s); nothing to do"
