@@ -28,9 +28,9 @@ def test_earlier_and_later_are_told_apart_both_ways(earlier: str, later: str) ->
     assert compare(later, earlier) == 1
 
 
-@pytest.mark.parametrize("a, b", SAME)
-def test_the_same_version_written_two_ways_is_equal(a: str, b: str) -> None:
-    assert compare(a, b) == 0 and compare(b, a) == 0
+@pytest.mark.parametrize("one, other", SAME)
+def test_the_same_version_written_two_ways_is_equal(one: str, other: str) -> None:
+    assert compare(one, other) == 0 and compare(other, one) == 0
 
 
 def test_a_version_is_itself() -> None:
