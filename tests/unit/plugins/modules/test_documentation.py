@@ -20,7 +20,7 @@ def _module(name: str) -> ModuleType:
 
 
 def test_every_module_is_here() -> None:
-    assert MODULES == ["helm_release", "helm_release_info", "phase", "phase_info", "service_lifecycle", "traffic",
+    assert MODULES == ["helm_release", "helm_release_info", "phase", "phase_info", "service_lifecycle", "site_plan", "traffic",
                        "update_status"]
 
 

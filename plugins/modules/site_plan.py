@@ -1,0 +1,216 @@
+#!/usr/bin/python
+# Copyright: lcm.openstack contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+DOCUMENTATION = r"""
+module: site_plan
+short_description: Plan the flows of a whole site before anything changes
+version_added: 0.1.0
+author:
+  - lcm.openstack developers (@lcm-openstack)
+description:
+  - Takes the services of a site (the hosts of group C(openstack_services)) and
+    returns, per service, the flow a run of the site would start (C(greenfield),
+    C(update) or C(nothing); C(remove) or C(nothing) for O(action=remove)) with
+    its reason, the levels the flows can run in (dependencies first; dependents
+    first for a removal), and the critical path.
+  - Changes nothing. The inventory is checked whole before anything is read from
+    the cluster. Each mistake fails the task with one line naming the fix. The
+    mistakes are a service listed twice in a namespace, a service that depends
+    on itself, a dependency that is not in the site, a malformed dependency, a
+    cycle (named, C(a -> b -> c -> a)), a minimum version the site does not deploy.
+  - The flow of each service is decided from its C(ServiceLifecycle) record,
+    the way the flow playbooks decide. A C(greenfield) deploys a service with no
+    record, one whose record has no state yet or says C(Removed), and resumes a
+    greenfield flow that did not succeed. An C(update) resumes an update or
+    rollback flow that is C(Running) or C(Failed), brings back a service that is
+    not C(Operational), and moves to another version. Anything else is C(nothing).
+    A change of values at the same version is not in the record and not seen.
+  - The records are read with one list for a site in one namespace, or one
+    cluster-wide list (one list per namespace where the credentials may not list
+    cluster-wide). Without the C(ServiceLifecycle) CRD nothing was deployed yet,
+    and every service is C(greenfield).
+options:
+  services:
+    description:
+      - The services of the site, one entry a host of group C(openstack_services).
+      - Each entry takes C(service) (required), C(namespace) (default C(openstack)),
+        C(release) (default the service), C(version) (the version it deploys; required
+        for O(action=deploy); quote it, YAML reads C(2025.10) as C(2025.1)),
+        C(depends_on) and C(expected_duration).
+      - C(depends_on) is a list of dependencies, each C(name), C(name>=min_version) or
+        C(namespace/name>=min_version); without a namespace the dependency is in the
+        service's namespace. Versions compare run by run, numbers as integers
+        (C(2025.1 < 2025.2 < 2026.1), C(10.6 < 11)).
+      - C(expected_duration) is how many seconds a flow on the service takes (default
+        60), the service's weight on the critical path.
+      - Other keys (C(chart), C(values), ...) are ignored and not returned in the
+        module's arguments.
+    type: list
+    elements: dict
+    required: true
+  action:
+    description:
+      - C(deploy) plans greenfield and update flows to each service's version;
+        C(remove) plans removals, dependents first.
+    type: str
+    choices: [deploy, remove]
+    default: deploy
+  external:
+    description:
+      - A dependency on a service that is not in O(services) is deployed by another
+        run of the same site (another AWX job slice). It is reported with
+        C(external=true), neither ordered nor checked. Otherwise it is an error.
+    type: bool
+    default: false
+extends_documentation_fragment:
+  - kubernetes.core.k8s_auth_options
+requirements:
+  - kubernetes >= 24.2.0
+notes:
+  - Supports check mode; the module never changes anything, in check mode or not.
+"""
+
+EXAMPLES = r"""
+- name: Each service of the site, as the plan takes it
+  ansible.builtin.set_fact:
+    site_services: >-
+      {{ site_services | default([]) + [{
+           'service': hostvars[item].service | default(item),
+           'namespace': hostvars[item].namespace | default('openstack'),
+           'release': hostvars[item].release | default(''),
+           'version': hostvars[item].version | default(''),
+           'depends_on': hostvars[item].depends_on | default([]),
+           'expected_duration': hostvars[item].expected_duration | default(60)}] }}
+  loop: "{{ groups['openstack_services'] }}"
+
+- name: Plan the site
+  lcm.openstack.site_plan:
+    services: "{{ site_services }}"
+  register: site
+
+- name: Show it
+  ansible.builtin.debug:
+    msg: "{{ site.summary.splitlines() }}"
+
+- name: Plan what removing these services takes
+  lcm.openstack.site_plan:
+    action: remove
+    services:
+      - {service: mariadb, namespace: openstack}
+      - {service: keystone, namespace: openstack, depends_on: [mariadb]}
+      - {service: placement, namespace: openstack, depends_on: [keystone]}
+"""
+
+RETURN = r"""
+services:
+  description: One entry a service, in plan order (level, then name; highest level first for a removal).
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    service:
+      description: The service; C(namespace/service) when two namespaces of the site have one of that name.
+      type: str
+    namespace:
+      description: Its namespace.
+      type: str
+    release:
+      description: Its Helm release.
+      type: str
+    level:
+      description: 0 without dependencies in the site, else one more than its highest dependency.
+      type: int
+    flow:
+      description: C(greenfield), C(update), C(remove) or C(nothing).
+      type: str
+    reason:
+      description: Why, in one short sentence.
+      type: str
+    current_version:
+      description: The version its ServiceLifecycle records ('' without one).
+      type: str
+    target_version:
+      description: The version the site asks for.
+      type: str
+    state:
+      description: The state its ServiceLifecycle records ('' without one).
+      type: str
+    depends_on:
+      description: Its dependencies, each with C(service), C(namespace), C(min_version) ('' for none) and C(external).
+      type: list
+      elements: dict
+    dependents:
+      description: The services of the site that depend on it.
+      type: list
+      elements: str
+    expected_duration:
+      description: Seconds a flow on it takes, as given (default 60).
+      type: int
+  sample:
+    - service: keystone
+      namespace: openstack
+      release: keystone
+      level: 1
+      flow: update
+      reason: version 2025.1 -> 2026.1
+      current_version: "2025.1"
+      target_version: "2026.1"
+      state: Operational
+      depends_on: [{service: mariadb, namespace: openstack, min_version: "10.6", external: false}]
+      dependents: [placement]
+      expected_duration: 300
+levels:
+  description: The services of each level, level 0 first (for a removal the highest level first); a level's flows can run together.
+  returned: always
+  type: list
+  elements: list
+  sample: [[mariadb, memcached, rabbitmq], [keystone], [placement]]
+critical_path:
+  description:
+    - The heaviest chain of services that wait on each other, in the order their flows run,
+      and its C(duration), the sum of their expected durations; a service with nothing to do weighs 0.
+  returned: always
+  type: dict
+  contains:
+    services:
+      description: The chain, trimmed of services with nothing to do at either end; empty when nothing is to be done.
+      type: list
+      elements: str
+    duration:
+      description: Seconds.
+      type: int
+  sample: {services: [keystone, placement], duration: 480}
+summary:
+  description: The plan as a few lines of text, for a playbook to print.
+  returned: always
+  type: str
+  sample: |-
+    site plan (deploy): 5 service(s) in 3 level(s); update 2, nothing 3; critical path keystone -> placement (8m00s)
+    LEVEL  SERVICE    FLOW     VERSION           REASON
+    0      mariadb    nothing  10.6              Operational at 10.6
+"""
+
+from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
+from ansible_collections.lcm.openstack.plugins.module_utils.adapter.common import auth_argument_spec
+from ansible_collections.lcm.openstack.plugins.module_utils.adapter.site_plan import run_site_plan
+from ansible_collections.lcm.openstack.plugins.module_utils.site.model import ACTIONS
+
+
+def argument_spec():
+    spec = dict(
+        services=dict(type="list", elements="dict", required=True),
+        action=dict(type="str", choices=list(ACTIONS), default="deploy"),
+        external=dict(type="bool", default=False),
+    )
+    spec.update(auth_argument_spec())
+    return spec
+
+
+def main():
+    module = AnsibleK8SModule(argument_spec=argument_spec(), supports_check_mode=True)
+    run_site_plan(module)
+
+
+if __name__ == "__main__":
+    main()
