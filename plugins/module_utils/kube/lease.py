@@ -35,9 +35,13 @@ DURATION = 60  # seconds without renewal after which a holder is taken to be gon
 ANNOTATION_TAKEN_OVER = "lifecycle.openstack.org/taken-over-from"
 
 
-def holder_identity(pid: Optional[int] = None) -> str:
-    """The playbook run: its host and the process id of ansible-playbook."""
-    return f"{socket.gethostname()}/{pid or playbook_pid()}"
+def holder_identity(pid: Optional[int] = None, env: Optional[Mapping[str, str]] = None) -> str:
+    """The playbook run: its host and the process id of ansible-playbook,
+    after the AWX job's id when AWX runs it (AWX gives every job's process
+    JOB_ID), so that a refusal names the job an operator can open."""
+    run = f"{socket.gethostname()}/{pid or playbook_pid()}"
+    job = (os.environ if env is None else env).get("JOB_ID", "")
+    return f"awx-job-{job}@{run}" if job.isdigit() else run
 
 
 def playbook_pid(start: Optional[int] = None) -> int:
@@ -64,7 +68,7 @@ def ended_here(identity: str) -> bool:
     (the renewer that would give the Lease back may not have yet), so the
     Lease is free now rather than when it expires. Another host's holders
     cannot be seen from here; their Leases expire."""
-    host, pid = identity.rpartition("/")[::2]
+    host, pid = identity.rpartition("@")[2].rpartition("/")[::2]
     return host == socket.gethostname() and pid.isdigit() and not os.path.exists(f"/proc/{int(pid)}")
 
 

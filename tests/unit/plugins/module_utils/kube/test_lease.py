@@ -297,3 +297,13 @@ def test_a_lease_that_may_not_be_read_or_written_is_worded_as_a_refusal() -> Non
     with pytest.raises(PhaseError, match="could not update leases in namespace openstack: HTTP 403"):
         _lease(leases).renew()
     assert leases.items["lcm-keystone"]["spec"]["holderIdentity"] == ME
+
+
+def test_an_awx_job_is_named_in_the_holder_and_still_seen_gone_here() -> None:
+    ended = _ended_pid()
+    identity = kube_lease.holder_identity(ended, env={"JOB_ID": "4711"})
+    assert identity == f"awx-job-4711@{socket.gethostname()}/{ended}"
+    assert kube_lease.ended_here(identity)
+    assert kube_lease.holder_identity(ended, env={}) == f"{socket.gethostname()}/{ended}"
+    # Anything but a job number is not taken for one.
+    assert kube_lease.holder_identity(ended, env={"JOB_ID": "x; y"}) == f"{socket.gethostname()}/{ended}"
