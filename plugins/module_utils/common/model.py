@@ -21,6 +21,16 @@ LABEL_TYPE = f"{GROUP}/phase-type"
 LABEL_SPEC_HASH = f"{GROUP}/spec-hash"
 ANNOTATION_PHASES = f"{GROUP}/phases"
 
+# A ServiceLifecycle deployed by a site run (playbooks/site.yml): the site's
+# name, its service's level, the start of the run that last touched it, and
+# the seconds its flow is expected to take; the condition its flow sets while
+# it waits for its dependencies.
+LABEL_SITE = f"{GROUP}/site"
+ANNOTATION_SITE_LEVEL = f"{GROUP}/site-level"
+ANNOTATION_SITE_RUN = f"{GROUP}/site-run"
+ANNOTATION_SITE_EXPECTED = f"{GROUP}/site-expected-seconds"
+DEPENDENCIES_READY = "DependenciesReady"
+
 PHASE_TYPES = (
     "install", "test", "upgrade", "rollback", "uninstall", "trafficdrain", "trafficrollout",
 )

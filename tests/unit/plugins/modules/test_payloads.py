@@ -90,10 +90,12 @@ def test_a_module_does_not_ship_the_other_modules_engines(module: str, not_shipp
 
 # Bytes of module_utils each module ships (this collection's; kubernetes.core's
 # own module_utils come on top, as for kubernetes.core.k8s). A budget: raise it
-# only with a reason in the commit.
+# only with a reason in the commit. The four that keep the UpdateStatus (phase,
+# service_lifecycle, traffic, update_status) rose by 12 to 17 kB for its sites:
+# updatestatus/site.py and the site/graph.py critical path it reuses (16.3 kB).
 PAYLOAD_BUDGET = {
-    "helm_release": 200_000, "helm_release_info": 75_000, "phase": 415_000, "phase_info": 90_000,
-    "service_lifecycle": 195_000, "site_plan": 95_000, "traffic": 485_000, "update_status": 150_000,
+    "helm_release": 200_000, "helm_release_info": 75_000, "phase": 432_000, "phase_info": 90_000,
+    "service_lifecycle": 207_000, "site_plan": 95_000, "traffic": 500_000, "update_status": 166_000,
 }
 
 
