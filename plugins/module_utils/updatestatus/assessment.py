@@ -23,6 +23,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.insight
 from ansible_collections.lcm.openstack.plugins.module_utils.common.timefmt import format_time, parse_time, seconds
 from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.insights.phases import timeout_seconds
 from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.insights.scope import Scope
+from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.site import site_view
 
 PROGRESSING, SLOW, STALLED = "Progressing", "Progressing-Slow", "Stalled"
 COMPLETED, PENDING, DEGRADED = "Completed", "Pending", "Degraded"
@@ -171,16 +172,28 @@ def cluster_status(snapshot: Snapshot, settings: Settings, previous: Optional[Di
     services = [before[svc.key] if svc.namespace in unread and svc.key in before
                 else service_status(svc.lifecycle, scope.phases_of(svc), insights, settings, now)
                 for svc in scope.services]
+    # The records are read cluster-wide: an unread namespace's entries get their site too.
+    site_of, sites = site_view([svc.lifecycle for svc in scope.services], now)
+    services = [_with_site(e, site_of.get(svc.key)) for svc, e in zip(scope.services, services)]
     updating = [svc for svc in scope.services if svc.flow.get("state") == "Running"]
-    return {
+    status = {
         "observedAt": format_time(now),
         "conditions": [_updating(updating, previous, now)],
         "services": services,
         "insights": _insights(insights, previous, unread),
     }
+    if sites:
+        status["sites"] = sites
+    return status
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+def _with_site(entry: Dict[str, Any], site: Optional[Dict[str, Any]]) -> Dict[str, Any]:
+    """The entry with the service's site as the record has it now (none: none)."""
+    out = {k: v for k, v in entry.items() if k != "site"}
+    return dict(out, site=site) if site else out
 
 
 def _insights(insights: List[Insight], previous: Mapping[str, Any], unread: Set[str]) -> List[Dict[str, Any]]:

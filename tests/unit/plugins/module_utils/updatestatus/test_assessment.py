@@ -263,3 +263,44 @@ def test_a_namespace_the_credentials_may_not_read_keeps_what_it_had() -> None:
     seen = copy.deepcopy(blind)
     seen.unread = set()
     assert cluster_status(seen, Settings(), previous=written)["insights"] != written["insights"]
+
+
+# -- sites (updatestatus/site.py) ---------------------------------------------------
+def test_a_site_member_carries_its_site_and_the_status_its_sites() -> None:
+    status = cluster_status(snapshot("site_mid_run"), Settings())
+    entries = {s["name"]: s for s in status["services"]}
+    assert entries["placement"]["site"] == {"name": "example", "level": 2, "waitingFor": "keystone (Installing)"}
+    assert entries["mariadb"]["site"] == {"name": "example", "level": 0}
+    assert "site" not in entries["glance"]
+    (site,) = status["sites"]
+    assert (site["name"], site["done"], site["completion"]) == ("example", 3, 60)
+    assert site["estimatedCompletionAt"] == "2026-11-26T05:12:30Z"
+
+
+def test_without_a_site_the_status_has_no_sites() -> None:
+    assert "sites" not in cluster_status(snapshot("quiet"), Settings())
+
+
+def test_the_same_site_snapshot_gives_the_same_status_and_a_later_one_the_same_sites() -> None:
+    snap = snapshot("site_mid_run")
+    first = cluster_status(snap, Settings())
+    assert cluster_status(snapshot("site_mid_run"), Settings(), previous=first) == first
+    later = copy.deepcopy(snap)
+    later.now += timedelta(seconds=40)
+    assert cluster_status(later, Settings(), previous=first)["sites"] == first["sites"]
+
+
+def test_an_unread_namespace_keeps_its_entries_but_their_site_is_the_records() -> None:
+    """The ServiceLifecycles are read cluster-wide, so the site is current
+    even where the pods and Jobs could not be read."""
+    written = cluster_status(snapshot("site_mid_run"), Settings())
+    previous = copy.deepcopy(written)
+    for entry in previous["services"]:
+        entry.pop("site", None)
+    entry = next(e for e in previous["services"] if e["name"] == "keystone")
+    entry["site"] = {"name": "gone"}
+    blind = snapshot("site_mid_run")
+    blind.unread = {"openstack"}
+    status = cluster_status(blind, Settings(), previous=previous)
+    assert status["services"] == written["services"]
+    assert status["sites"] == written["sites"]
