@@ -2,7 +2,9 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The update status for people, from the UpdateStatus's status alone.
 
-One section per service that is updating or Degraded, then the health table
+One line per site first, when there are any (how many services are done,
+when the last should be, what waits, what failed); then one section per
+service that is updating or Degraded, then the health table
 (SINCE, LEVEL, IMPACT, MESSAGE). `details` adds a table of each service's
 phases (phases), each insight's description and reference (health), or both
 (all). Times are shown relative to `now` (default: the status's observedAt).
@@ -32,14 +34,24 @@ def report(status: Mapping[str, Any], details: str = "none", now: Optional[datet
     services = status.get("services") or []
     insights = status.get("insights") or []
     shown = [s for s in services if s.get("assessment") == "Degraded" or _updating(s)]
-    blocks: List[List[str]] = []
+    blocks: List[List[str]] = [[site_line(s, now) for s in status.get("sites") or []]]
     if not any(_updating(s) for s in services):
         blocks.append([QUIET])
     for entry in shown:
         blocks.append(_section(entry, details in ("phases", "all"), now, observed))
     if shown or insights:
         blocks.append(health(insights, details in ("health", "all"), now))
-    return "\n\n".join("\n".join(block) for block in blocks)
+    return "\n\n".join("\n".join(block) for block in blocks if block)
+
+
+def site_line(site: Mapping[str, Any], now: datetime) -> str:
+    """`site example: 3/5 services done (60%), ETA 05:12:30Z; waiting: placement for keystone (Installing); failed: -`"""
+    total, completion = site.get("services", 0), site.get("completion", 0)
+    eta = parse_time(site.get("estimatedCompletionAt"))
+    when = "-" if eta is None else eta.strftime("%H:%M:%SZ") + (" (overdue)" if eta < now else "")
+    waiting = " | ".join(f"{w.get('service')} for {w.get('for')}" for w in site.get("waiting") or []) or "-"
+    return (f"site {site.get('name')}: {site.get('done', 0)}/{total} services done ({completion}%), ETA {when}; "
+            f"waiting: {waiting}; failed: {', '.join(site.get('failed') or []) or '-'}")
 
 
 def _updating(entry: Mapping[str, Any]) -> bool:
@@ -55,6 +67,7 @@ def _section(entry: Mapping[str, Any], with_phases: bool, now: datetime, observe
              _line("Assessment", entry.get("assessment", "")),
              _line("Flow", f"{entry.get('flow', '-')}" + ("" if running else " (ended)")),
              _line("Service State", entry.get("state") or "-"),
+             *_site(entry.get("site")),
              _line("Target Version", _versions(entry.get("versions") or {})),
              _line("Current Phase", entry.get("currentPhase") or "none"),
              _line("Completion", f"{entry.get('completion', 0)}% ({done} of {len(phases)} phases)"),
@@ -110,6 +123,15 @@ def _insight_details(insight: Mapping[str, Any]) -> List[str]:
     if reference:
         out.append(f"  Reference:   {reference}")
     return out
+
+
+def _site(site: Optional[Mapping[str, Any]]) -> List[str]:
+    """The service's site, its level and what it waits for; nothing outside a site."""
+    if not site:
+        return []
+    level = f", level {site['level']}" if site.get("level") is not None else ""
+    waiting = f"; waiting for {site['waitingFor']}" if site.get("waitingFor") else ""
+    return [_line("Site", f"{site.get('name')}{level}{waiting}")]
 
 
 def _line(label: str, value: str) -> str:

@@ -31,6 +31,9 @@ GOLDEN = [
     ("upgrade_failed", "none"),
     ("upgrade_failed", "health"),
     ("upgrade_failed", "all"),
+    ("site_mid_run", "none"),
+    ("site_failed", "none"),
+    ("site_finished", "none"),
 ]
 
 
@@ -82,3 +85,29 @@ def test_the_health_table_orders_and_ages_the_insights() -> None:
     assert lines[0].split() == ["SINCE", "LEVEL", "IMPACT", "MESSAGE"]
     assert lines[1].startswith("2m32s  Error  Update Stalled  Job keystone-db-sync failed")
     assert lines[2].startswith("2m30s  Error  Update Stalled  Phase keystone-upgrade-bbbb2222 (upgrade) failed")
+
+
+def test_a_site_is_one_line_at_the_top() -> None:
+    text = report(_status("site_mid_run"))
+    assert text.splitlines()[0] == ("site example: 3/5 services done (60%), ETA 05:12:30Z; "
+                                    "waiting: placement for keystone (Installing); failed: -")
+    assert "Site:            example, level 2; waiting for keystone (Installing)" in text
+    assert "Site:            example, level 1\n" in text
+    assert report(_status("site_failed")).splitlines()[0] == (
+        "site example: 3/5 services done (60%), ETA 05:13:21Z; waiting: -; failed: keystone, placement")
+
+
+def test_a_site_past_its_estimate_is_overdue_and_a_finished_one_has_none() -> None:
+    status = _status("site_mid_run")
+    later = parse_time(status["observedAt"]) + timedelta(minutes=2)
+    assert "ETA 05:12:30Z (overdue)" in report(status, "none", later).splitlines()[0]
+    assert report(_status("site_finished")).split("\n\n") == [
+        "site example: 5/5 services done (100%), ETA -; waiting: -; failed: -", "No service is updating."]
+
+
+def test_waiting_services_are_told_apart() -> None:
+    line = report({"sites": [{"name": "s", "services": 3, "done": 1, "completion": 33, "failed": ["a", "b"],
+                              "waiting": [{"service": "x", "for": "a (Installing), b (Installing)"},
+                                          {"service": "y", "for": "x (Planning)"}]}]}).splitlines()[0]
+    assert line == ("site s: 1/3 services done (33%), ETA -; waiting: x for a (Installing), b (Installing) | "
+                    "y for x (Planning); failed: a, b")
