@@ -31,6 +31,11 @@ ANNOTATION_SITE_RUN = f"{GROUP}/site-run"
 ANNOTATION_SITE_EXPECTED = f"{GROUP}/site-expected-seconds"
 DEPENDENCIES_READY = "DependenciesReady"
 
+# The flows a ServiceLifecycle records (status.flow.name); here, not in
+# lifecycle/flow.py, so that the flow Lease (which every phase takes) does
+# not ship the flow record's code with the phase module.
+FLOWS = ("greenfield", "update", "rollback", "remove")
+
 PHASE_TYPES = (
     "install", "test", "upgrade", "rollback", "uninstall", "trafficdrain", "trafficrollout",
 )

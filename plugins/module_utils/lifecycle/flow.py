@@ -19,11 +19,11 @@ from typing import Any, Dict, List, Optional, Sequence
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import NotFoundError
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.model import FLOWS
 from ansible_collections.lcm.openstack.plugins.module_utils.common.tables import aligned
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.record import Lifecycle
 from ansible_collections.lcm.openstack.plugins.module_utils.common.timefmt import duration_or_dash, now_text as now, seconds_between
 
-FLOWS = ("greenfield", "update", "rollback", "remove")
 FLOW_ACTIONS = ("start", "end")
 FLOW_RESULTS = ("Succeeded", "Failed", "RolledBack")
 SERVICE_STATES = ("Planning", "Installing", "Testing", "Operational", "Draining", "Upgrading",

@@ -22,11 +22,10 @@ from datetime import datetime
 from typing import Any
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
-from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.flow import FLOWS
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.lease import (
     ANNOTATION_TAKEN_OVER, DURATION, Holder, Lease, Outcome, holder_identity, playbook_pid,
 )
-from ansible_collections.lcm.openstack.plugins.module_utils.common.model import LABEL_SERVICE
+from ansible_collections.lcm.openstack.plugins.module_utils.common.model import FLOWS, LABEL_SERVICE
 
 __all__ = ["ANNOTATION_FLOW", "ANNOTATION_TAKEN_OVER", "DURATION", "FlowLease", "Outcome", "holder_identity",
            "lease_name", "playbook_pid"]
