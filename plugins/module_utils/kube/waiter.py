@@ -6,111 +6,26 @@ One watch per kind (objects the phase applied carry its label), one per
 object the phase only shares, and one on the pods of the Jobs waited for (by
 their job-name label), so a Job whose pods keep failing or cannot be
 scheduled fails without waiting for the Job's own verdict (kube/failures.py).
-Each watch lists once, then watches from that
-list's resourceVersion; when a watch ends it resumes from the last
-resourceVersion it saw (bookmarks keep it fresh), and when the apiserver
-answers 410 Gone it lists again. A break that is not an answer about the
-objects (a dropped connection, a response cut short, an apiserver restarting,
-5xx or 429; common/transient.py) lists again after a bounded backoff, until the
-wait's deadline: a network blip never fails a phase. No polling: the wait returns as
-soon as the event that decides it arrives, or when the grace of an
-unschedulable pod ends (the next wake-up of the event queue).
-
-kubernetes.core's waiter polls (wait_sleep) one object at a time, and the
-python client's Watch does not resume after 410, which is why this exists.
+Each watch (kube/watch.py) lists once, then watches from that list's
+resourceVersion, resumes when a watch ends and lists again on 410 Gone or
+after a transient break, until the wait's deadline: a network blip never
+fails a phase. No polling: the wait returns as soon as the event that decides
+it arrives, or when the grace of an unschedulable pod ends (the next wake-up
+of the event queue).
 """
 
 from __future__ import annotations
 
 import queue
-import threading
 import time
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common import transient
-from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import ApiException
-from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import watch as k8s_watch
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import api_error
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.failures import JOB_NAME_LABEL, FailurePolicy
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.readiness import Readiness
-from ansible_collections.lcm.openstack.plugins.module_utils.kube.plain import plain
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.tracker import Key, Target, Tracker, WaitResult
-
-WATCH_CHUNK_SECONDS = 55  # server-side timeout of one watch request; resumed after
-
-
-def raw_events(res: Any, watcher: Any, **kwargs: Any) -> Iterator[Dict[str, Any]]:
-    """What dyn.watch(res, ...) streams, without the ResourceInstance it wraps
-    each event's object in: only raw_object is read (kube/plain.py)."""
-    return watcher.stream(res.get, serialize=False, timeout_seconds=WATCH_CHUNK_SECONDS, **kwargs)
-
-
-class _KindWatch(threading.Thread):
-    """List, then watch from the list's resourceVersion; resume or re-list."""
-
-    def __init__(self, dyn: Any, resource: Any, namespace: str, events: "queue.Queue",
-                 covers: Sequence[Key], label_selector: Optional[str] = None,
-                 field_selector: Optional[str] = None, job_pods: bool = False) -> None:
-        super().__init__(daemon=True, name=f"watch-{resource.kind}")
-        self.dyn, self.res, self.namespace, self.events = dyn, resource, namespace, events
-        self.covers = set(covers)
-        self.job_pods = job_pods  # watches the pods of the Jobs waited for, not targets
-        self.selectors = {"label_selector": label_selector, "field_selector": field_selector}
-        self.stopped = threading.Event()
-        self.watcher = k8s_watch.Watch()
-        self.lists = 0  # how many times it listed: 1, unless a watch expired (410) or broke
-        self.breaks = 0  # how many times the connection broke or the server answered 5xx/429
-
-    def stop(self) -> None:
-        self.stopped.set()
-        self.watcher.stop()
-
-    def run(self) -> None:
-        rv: Optional[str] = None
-        breaks = 0  # transient failures in a row
-        while not self.stopped.is_set():
-            try:
-                rv = (self._watch_from(rv) if rv else None) or self._list()
-                breaks = 0
-            except Exception as exc:  # noqa: BLE001 - any failure goes to the waiting thread
-                if not transient.is_transient(exc):
-                    self.events.put(("ERROR", self, exc))
-                    return
-                # A break of the connection or a momentary server answer:
-                # list again (events may have been missed) after a bounded
-                # backoff. The wait's own deadline ends the retries.
-                breaks += 1
-                self.breaks += 1
-                self.events.put(("BREAK", self, exc))
-                rv = None
-                self.stopped.wait(transient.backoff(breaks))
-
-    def _list(self) -> str:
-        listed = self.res.get(namespace=self.namespace, serializer=plain, **self.selectors).to_dict()
-        self.lists += 1
-        self.events.put(("LIST", self, listed.get("items") or []))
-        return listed["metadata"]["resourceVersion"]
-
-    def _watch_from(self, rv: str) -> Optional[str]:
-        """Watch until the request ends; return where to resume, or None to re-list."""
-        try:
-            for event in raw_events(self.res, self.watcher, namespace=self.namespace,
-                                    resource_version=rv, allow_watch_bookmarks=True, **self.selectors):
-                obj = event["raw_object"]
-                if event["type"] == "ERROR":
-                    if obj.get("code") == 410:
-                        return None
-                    raise ApiException(status=obj.get("code"), reason=obj.get("message"))
-                rv = obj.get("metadata", {}).get("resourceVersion", rv)
-                if event["type"] != "BOOKMARK":
-                    self.events.put((event["type"], self, [obj]))
-                if self.stopped.is_set():
-                    break
-        except ApiException as exc:
-            if exc.status == 410:
-                return None
-            raise
-        return rv
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.watch import KindWatch
 
 
 def wait_for(
@@ -176,23 +91,23 @@ def _flush_due(pending: Optional[Any], now: float) -> None:
 
 
 def _start_watches(dyn: Any, namespace: str, targets: Sequence[Target], label_selector: str,
-                   events: "queue.Queue") -> List[_KindWatch]:
+                   events: "queue.Queue") -> List[KindWatch]:
     by_kind: Dict[Tuple[str, str], List[Key]] = {}
-    watches: List[_KindWatch] = []
+    watches: List[KindWatch] = []
     for t in targets:
         if t.labelled:
             by_kind.setdefault((t.api_version, t.kind), []).append(t.key)
         else:
             res = dyn.resources.get(api_version=t.api_version, kind=t.kind)
-            watches.append(_KindWatch(dyn, res, namespace, events, [t.key],
+            watches.append(KindWatch(dyn, res, namespace, events, [t.key],
                                       field_selector=f"metadata.name={t.name}"))
     for (api_version, kind), keys in by_kind.items():
         res = dyn.resources.get(api_version=api_version, kind=kind)
-        watches.append(_KindWatch(dyn, res, namespace, events, keys, label_selector=label_selector))
+        watches.append(KindWatch(dyn, res, namespace, events, keys, label_selector=label_selector))
     jobs = sorted({t.name for t in targets if t.kind == "Job"})
     if jobs:  # a Job's pods carry its name, not the phase's label
         res = dyn.resources.get(api_version="v1", kind="Pod")
-        watches.append(_KindWatch(dyn, res, namespace, events, [], job_pods=True,
+        watches.append(KindWatch(dyn, res, namespace, events, [], job_pods=True,
                                   label_selector=f"{JOB_NAME_LABEL} in ({','.join(jobs)})"))
     for w in watches:
         w.start()

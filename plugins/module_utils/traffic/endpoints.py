@@ -5,7 +5,7 @@ what a traffic shift wants.
 
 The EndpointSlice controller, not the Service, decides where traffic goes: a
 selector change is done once the slices say so. They are listed once and
-watched from that list's resourceVersion (kube/waiter.py's watch: resumed when a
+watched from that list's resourceVersion (kube/watch.py: resumed when a
 watch ends, listed again on 410 Gone); each endpoint's pod is read once, by
 uid, for the label the Service selects on.
 """
@@ -20,7 +20,7 @@ from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Mapping, Opti
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import DynamicApiError, NotFoundError
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import api_error
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.readiness import explain_pod
-from ansible_collections.lcm.openstack.plugins.module_utils.kube.waiter import _KindWatch
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.watch import KindWatch
 
 SERVICE_NAME_LABEL = "kubernetes.io/service-name"
 SLICE_API = "discovery.k8s.io/v1"
@@ -182,7 +182,7 @@ class SliceWatch:
              on_change: Optional[Callable[[List[str]], None]] = None) -> Settled:
         """Block until the slices meet the goal or the timeout; no sleeping, no polling."""
         events: "queue.Queue" = queue.Queue()
-        watch = _KindWatch(self.dyn, self.slices, self.namespace, events, (), label_selector=self.selector)
+        watch = KindWatch(self.dyn, self.slices, self.namespace, events, (), label_selector=self.selector)
         watch.start()
         slices: Dict[str, Dict[str, Any]] = {}
         listed = False

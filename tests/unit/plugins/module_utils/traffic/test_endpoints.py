@@ -13,7 +13,7 @@ from kubernetes.dynamic.exceptions import NotFoundError
 from ansible_collections.lcm.openstack.plugins.module_utils.traffic.endpoints import (
     Goal, SliceWatch, apply_event, endpoints_of, pods_summary, unmet,
 )
-from ansible_collections.lcm.openstack.plugins.module_utils.kube import waiter
+from ansible_collections.lcm.openstack.plugins.module_utils.kube import watch
 from support.paths import UNIT_FIXTURES
 
 FIXTURES = UNIT_FIXTURES / "traffic"
@@ -128,7 +128,7 @@ class _Resources:
 @pytest.fixture(autouse=True)
 def _watch_plays_the_script(monkeypatch: pytest.MonkeyPatch) -> None:
     """The EndpointSlices' watch stream is the fake client's watch()."""
-    monkeypatch.setattr(waiter, "raw_events", lambda res, _watcher, **kw: res.dyn.watch(res, **kw))
+    monkeypatch.setattr(watch, "raw_events", lambda res, _watcher, **kw: res.dyn.watch(res, **kw))
 
 
 class _Dyn:

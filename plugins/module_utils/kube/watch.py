@@ -1,0 +1,106 @@
+# Copyright: lcm.openstack contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""One kind's objects in a namespace, listed once and then watched, in a thread.
+
+What every wait of the collection is built on (kube/waiter.py for a phase's
+objects, traffic/endpoints.py for EndpointSlices, lifecycle/dependency_wait.py
+for the ServiceLifecycles a flow depends on): it lists, then watches from that
+list's resourceVersion; when a watch request ends it resumes from the last
+resourceVersion it saw (bookmarks keep it fresh), and when the apiserver
+answers 410 Gone it lists again. A break that is not an answer about the
+objects (a dropped connection, a response cut short, an apiserver restarting,
+5xx or 429; common/transient.py) lists again after a bounded backoff, until
+the waiting side gives up at its own deadline. What it sees goes to a queue,
+as (kind, watch, objects): LIST (every object), ADDED, MODIFIED, DELETED,
+BREAK (the exception) and ERROR (a terminal failure; the watch has ended).
+
+kubernetes.core's waiter polls (wait_sleep) one object at a time, and the
+python client's Watch does not resume after 410, which is why this exists.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from typing import Any, Dict, Iterator, Optional, Sequence
+
+from ansible_collections.lcm.openstack.plugins.module_utils.common import transient
+from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import ApiException
+from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import watch as k8s_watch
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.plain import plain
+
+WATCH_CHUNK_SECONDS = 55  # server-side timeout of one watch request; resumed after
+
+
+def raw_events(res: Any, watcher: Any, **kwargs: Any) -> Iterator[Dict[str, Any]]:
+    """What dyn.watch(res, ...) streams, without the ResourceInstance it wraps
+    each event's object in: only raw_object is read (kube/plain.py)."""
+    return watcher.stream(res.get, serialize=False, timeout_seconds=WATCH_CHUNK_SECONDS, **kwargs)
+
+
+class KindWatch(threading.Thread):
+    """List, then watch from the list's resourceVersion; resume or re-list."""
+
+    def __init__(self, dyn: Any, resource: Any, namespace: str, events: "queue.Queue",
+                 covers: Sequence[Any], label_selector: Optional[str] = None,
+                 field_selector: Optional[str] = None, job_pods: bool = False) -> None:
+        super().__init__(daemon=True, name=f"watch-{resource.kind}")
+        self.dyn, self.res, self.namespace, self.events = dyn, resource, namespace, events
+        self.covers = set(covers)  # what the waiting side expects the lists to hold
+        self.job_pods = job_pods  # watches the pods of the Jobs waited for, not targets
+        self.selectors = {"label_selector": label_selector, "field_selector": field_selector}
+        self.stopped = threading.Event()
+        self.watcher = k8s_watch.Watch()
+        self.lists = 0  # how many times it listed: 1, unless a watch expired (410) or broke
+        self.breaks = 0  # how many times the connection broke or the server answered 5xx/429
+
+    def stop(self) -> None:
+        self.stopped.set()
+        self.watcher.stop()
+
+    def run(self) -> None:
+        rv: Optional[str] = None
+        breaks = 0  # transient failures in a row
+        while not self.stopped.is_set():
+            try:
+                rv = (self._watch_from(rv) if rv else None) or self._list()
+                breaks = 0
+            except Exception as exc:  # noqa: BLE001 - any failure goes to the waiting thread
+                if not transient.is_transient(exc):
+                    self.events.put(("ERROR", self, exc))
+                    return
+                # A break of the connection or a momentary server answer:
+                # list again (events may have been missed) after a bounded
+                # backoff. The wait's own deadline ends the retries.
+                breaks += 1
+                self.breaks += 1
+                self.events.put(("BREAK", self, exc))
+                rv = None
+                self.stopped.wait(transient.backoff(breaks))
+
+    def _list(self) -> str:
+        listed = self.res.get(namespace=self.namespace, serializer=plain, **self.selectors).to_dict()
+        self.lists += 1
+        self.events.put(("LIST", self, listed.get("items") or []))
+        return listed["metadata"]["resourceVersion"]
+
+    def _watch_from(self, rv: str) -> Optional[str]:
+        """Watch until the request ends; return where to resume, or None to re-list."""
+        try:
+            for event in raw_events(self.res, self.watcher, namespace=self.namespace,
+                                    resource_version=rv, allow_watch_bookmarks=True, **self.selectors):
+                obj = event["raw_object"]
+                if event["type"] == "ERROR":
+                    if obj.get("code") == 410:
+                        return None
+                    raise ApiException(status=obj.get("code"), reason=obj.get("message"))
+                rv = obj.get("metadata", {}).get("resourceVersion", rv)
+                if event["type"] != "BOOKMARK":
+                    self.events.put((event["type"], self, [obj]))
+                if self.stopped.is_set():
+                    break
+        except ApiException as exc:
+            if exc.status == 410:
+                return None
+            raise
+        return rv
