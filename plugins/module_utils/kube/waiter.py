@@ -7,9 +7,9 @@ object the phase only shares, and one on the pods of the Jobs waited for (by
 their job-name label), so a Job whose pods keep failing or cannot be
 scheduled fails without waiting for the Job's own verdict (kube/failures.py).
 Each watch (kube/watch.py) lists once, then watches from that list's
-resourceVersion, resumes when a watch ends and lists again on 410 Gone or
-after a transient break, until the wait's deadline: a network blip never
-fails a phase. No polling: the wait returns as soon as the event that decides
+resourceVersion, resumes from the last resourceVersion it saw when a watch
+ends or breaks, and lists again on 410 Gone, until the wait's deadline: a
+network blip never fails a phase. No polling: the wait returns as soon as the event that decides
 it arrives, or when the grace of an unschedulable pod ends (the next wake-up
 of the event queue).
 """

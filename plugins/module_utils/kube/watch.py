@@ -7,10 +7,11 @@ objects, traffic/endpoints.py for EndpointSlices, lifecycle/dependency_wait.py
 for the ServiceLifecycles a flow depends on): it lists, then watches from that
 list's resourceVersion; when a watch request ends it resumes from the last
 resourceVersion it saw (bookmarks keep it fresh), and when the apiserver
-answers 410 Gone it lists again. A break that is not an answer about the
-objects (a dropped connection, a response cut short, an apiserver restarting,
-5xx or 429; common/transient.py) lists again after a bounded backoff, until
-the waiting side gives up at its own deadline. What it sees goes to a queue,
+answers 410 Gone it lists again. After a break that is not an answer about
+the objects (a dropped connection, a response cut short, an apiserver
+restarting, 5xx or 429; common/transient.py) it watches again from the last
+resourceVersion it saw, after a bounded backoff, until the waiting side gives
+up at its own deadline: nothing is missed, and nothing is listed twice. What it sees goes to a queue,
 as (kind, watch, objects): LIST (every object), ADDED, MODIFIED, DELETED,
 BREAK (the exception) and ERROR (a terminal failure; the watch has ended).
 
@@ -51,7 +52,8 @@ class KindWatch(threading.Thread):
         self.selectors = {"label_selector": label_selector, "field_selector": field_selector}
         self.stopped = threading.Event()
         self.watcher = k8s_watch.Watch()
-        self.lists = 0  # how many times it listed: 1, unless a watch expired (410) or broke
+        self.seen: Optional[str] = None  # the last resourceVersion a list or an event carried
+        self.lists = 0  # how many times it listed: 1, unless a watch expired (410)
         self.breaks = 0  # how many times the connection broke or the server answered 5xx/429
 
     def stop(self) -> None:
@@ -59,23 +61,23 @@ class KindWatch(threading.Thread):
         self.watcher.stop()
 
     def run(self) -> None:
-        rv: Optional[str] = None
-        breaks = 0  # transient failures in a row
+        breaks = 0  # transient failures in a row, without an event between them
         while not self.stopped.is_set():
+            start = self.seen
             try:
-                rv = (self._watch_from(rv) if rv else None) or self._list()
+                self.seen = (self._watch_from(start) if start else None) or self._list()
                 breaks = 0
             except Exception as exc:  # noqa: BLE001 - any failure goes to the waiting thread
                 if not transient.is_transient(exc):
                     self.events.put(("ERROR", self, exc))
                     return
-                # A break of the connection or a momentary server answer:
-                # list again (events may have been missed) after a bounded
-                # backoff. The wait's own deadline ends the retries.
-                breaks += 1
+                # A break of the connection or a momentary server answer: after a
+                # bounded backoff, watch again from the last resourceVersion seen
+                # (no event is missed; a list only if there was none yet, or 410).
+                # A watch that saw events before it broke starts the backoff again.
+                breaks = 1 if self.seen != start else breaks + 1
                 self.breaks += 1
                 self.events.put(("BREAK", self, exc))
-                rv = None
                 self.stopped.wait(transient.backoff(breaks))
 
     def _list(self) -> str:
@@ -92,15 +94,19 @@ class KindWatch(threading.Thread):
                 obj = event["raw_object"]
                 if event["type"] == "ERROR":
                     if obj.get("code") == 410:
-                        return None
+                        return self._expired()
                     raise ApiException(status=obj.get("code"), reason=obj.get("message"))
-                rv = obj.get("metadata", {}).get("resourceVersion", rv)
+                rv = self.seen = obj.get("metadata", {}).get("resourceVersion", rv)
                 if event["type"] != "BOOKMARK":
                     self.events.put((event["type"], self, [obj]))
                 if self.stopped.is_set():
                     break
         except ApiException as exc:
             if exc.status == 410:
-                return None
+                return self._expired()
             raise
         return rv
+
+    def _expired(self) -> None:
+        """410 Gone: the resourceVersion is older than the apiserver keeps; list again."""
+        self.seen = None

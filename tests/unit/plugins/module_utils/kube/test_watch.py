@@ -1,5 +1,5 @@
 """plugins/module_utils/kube/watch.py: one watch, resumed from its last
-resourceVersion, listing again on 410 and after a broken connection."""
+resourceVersion when it ends or breaks, listing again on 410."""
 
 from __future__ import annotations
 
@@ -22,7 +22,9 @@ class _Res:
 
 class _Dyn:
     """The watch of a KindWatch (set as its watcher): each call to stream()
-    plays the next script, a list of events or an HTTP status to fail with."""
+    plays the next script, a list of events (an exception among them is
+    raised when reached: a stream cut after those events) or an HTTP status
+    to fail with."""
 
     def __init__(self, scripts):
         self.scripts = list(scripts)
@@ -41,7 +43,10 @@ class _Dyn:
             raise ApiException(status=script, reason="Gone")
         if isinstance(script, Exception):
             raise script  # pylint: disable=raising-bad-type
-        yield from script
+        for event in script:
+            if isinstance(event, Exception):
+                raise event
+            yield event
 
 
 def _raw_job(name, rv, complete=False):
@@ -110,19 +115,77 @@ def _run_watch(lists, scripts, stop_after):
     return w, out, waits
 
 
-def test_a_dropped_connection_lists_again_and_carries_on() -> None:
+def test_a_dropped_connection_resumes_from_the_last_resource_version_seen() -> None:
+    import queue as _queue
+
+    from urllib3.exceptions import ProtocolError
+
+    from ansible_collections.lcm.openstack.plugins.module_utils.kube import watch
+
+    cut = ProtocolError("Response ended prematurely")
+    res = _Res([{"metadata": {"resourceVersion": "10"}, "items": []}])
+    dyn = _Dyn([
+        [{"type": "ADDED", "raw_object": _raw_job("db-sync", "11")}, cut],  # one event, then the cut
+        [ConnectionResetError(104, "Connection reset by peer")],  # refused at once: the backoff grows
+        [{"type": "MODIFIED", "raw_object": _raw_job("db-sync", "12", complete=True)}],
+    ])
+    events: "_queue.Queue" = _queue.Queue()
+    w = watch.KindWatch(dyn, res, "ns", events, [("Job", "db-sync")])
+    w.watcher = dyn
+    waits = []
+    w.stopped.wait = waits.append  # no real backoff in a unit test
+    original = w._watch_from
+
+    def watch_then_stop(rv):
+        if len(dyn.resource_versions) == 2:  # the third watch is the last
+            w.stopped.set()
+        return original(rv)
+    w._watch_from = watch_then_stop
+    w.run()
+    seen = []
+    while not events.empty():
+        kind, _w, payload = events.get()
+        seen.append((kind, payload if kind == "BREAK" else [o["metadata"]["resourceVersion"] for o in payload]))
+    assert dyn.resource_versions == ["10", "11", "11"]  # resumed where the cut stream got to, twice
+    assert seen[:2] == [("LIST", []), ("ADDED", ["11"])] and seen[2] == ("BREAK", cut)
+    assert [k for k, _p in seen[3:]] == ["BREAK", "MODIFIED"] and seen[-1][1] == ["12"]
+    assert (w.lists, w.breaks) == (1, 2)  # listed once: nothing is read twice
+    assert waits == [0.5, 1.0]
+
+
+def test_a_break_of_the_first_list_lists_again_and_carries_on() -> None:
     from urllib3.exceptions import ProtocolError
 
     cut = ProtocolError("Response ended prematurely")
-    w, events, waits = _run_watch(
-        [{"metadata": {"resourceVersion": "10"}, "items": []},
-         {"metadata": {"resourceVersion": "12"}, "items": [_raw_job("db-sync", "12")]},
-         {"metadata": {"resourceVersion": "30"}, "items": [_raw_job("db-sync", "30", complete=True)]}],
-        [cut, ConnectionResetError(104, "Connection reset by peer")], stop_after=3)
-    assert [kind for kind, _w, _p in events] == ["LIST", "BREAK", "LIST", "BREAK", "LIST"]
-    assert events[1][2] is cut
-    assert (w.lists, w.breaks) == (3, 2)
-    assert waits == [0.5, 0.5]  # each break follows a good list: the backoff starts again
+
+    class _CutOnce(_Res):
+        def get(self, **kwargs):
+            if not getattr(self, "cut", False):
+                self.cut = True
+                raise cut
+            return super().get(**kwargs)
+
+    import queue as _queue
+
+    from ansible_collections.lcm.openstack.plugins.module_utils.kube import watch
+
+    res = _CutOnce([{"metadata": {"resourceVersion": "12"}, "items": [_raw_job("db-sync", "12")]}])
+    events: "_queue.Queue" = _queue.Queue()
+    w = watch.KindWatch(_Dyn([]), res, "ns", events, [("Job", "db-sync")])
+    waits = []
+    w.stopped.wait = waits.append
+    original = w._list
+
+    def list_then_stop():
+        out = original()
+        w.stopped.set()
+        return out
+    w._list = list_then_stop
+    w.run()
+    kinds = []
+    while not events.empty():
+        kinds.append(events.get()[0])
+    assert kinds == ["BREAK", "LIST"] and (w.lists, w.breaks) == (1, 1) and waits == [0.5]
 
 
 def test_an_apiserver_that_stays_away_backs_off_boundedly() -> None:
