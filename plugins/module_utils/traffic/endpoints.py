@@ -209,6 +209,8 @@ class SliceWatch:
                     continue
                 if kind == "ERROR":
                     raise api_error(payload, "watch", "endpointslices", self.namespace)
+                if kind == "BREAK":  # a dropped connection: the watch resumes by itself
+                    continue
                 listed = listed or kind == "LIST"
                 slices = apply_event(slices, kind, payload)
         finally:

@@ -148,6 +148,8 @@ class _Dyn:
         script = self.scripts.pop(0)
         if isinstance(script, int):
             raise ApiException(status=script, reason="Gone")
+        if isinstance(script, Exception):
+            raise script
         yield from script
 
 
@@ -175,6 +177,15 @@ def test_wait_relists_after_410_and_drops_what_the_list_no_longer_has() -> None:
     settled = w.wait(Goal("track", "lcm-drained", gone=frozenset({"web-blue-1", "web-blue-2"})), timeout=10)
     assert settled.met is True
     assert len(slices.selectors) == 2  # web-b went while the watch was expired: only the re-list shows it
+
+
+def test_a_dropped_connection_is_waited_through() -> None:
+    slices = _Slices([[_slice("web-a", "blue-1")]])
+    dyn = _Dyn(slices, [ConnectionResetError(104, "Connection reset by peer"),
+                        [{"type": "MODIFIED", "raw_object": _slice("web-a", "green-1", rv="102")}]])
+    w = SliceWatch(dyn, "t", "web", "track")
+    settled = w.wait(Goal("track", "green", min_ready=1, rollout=True), timeout=10)
+    assert settled.met is True
 
 
 def test_wait_times_out_with_what_is_still_listed() -> None:
