@@ -100,7 +100,7 @@ def _start_watches(dyn: Any, namespace: str, targets: Sequence[Target], label_se
         else:
             res = dyn.resources.get(api_version=t.api_version, kind=t.kind)
             watches.append(KindWatch(dyn, res, namespace, events, [t.key],
-                                      field_selector=f"metadata.name={t.name}"))
+                                     field_selector=f"metadata.name={t.name}"))
     for (api_version, kind), keys in by_kind.items():
         res = dyn.resources.get(api_version=api_version, kind=kind)
         watches.append(KindWatch(dyn, res, namespace, events, keys, label_selector=label_selector))
@@ -108,7 +108,7 @@ def _start_watches(dyn: Any, namespace: str, targets: Sequence[Target], label_se
     if jobs:  # a Job's pods carry its name, not the phase's label
         res = dyn.resources.get(api_version="v1", kind="Pod")
         watches.append(KindWatch(dyn, res, namespace, events, [], job_pods=True,
-                                  label_selector=f"{JOB_NAME_LABEL} in ({','.join(jobs)})"))
+                                 label_selector=f"{JOB_NAME_LABEL} in ({','.join(jobs)})"))
     for w in watches:
         w.start()
     return watches
