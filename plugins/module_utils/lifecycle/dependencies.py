@@ -1,0 +1,111 @@
+# Copyright: lcm.openstack contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""A service's dependencies: what a `depends_on` element names, and whether
+the dependency's ServiceLifecycle meets it.
+
+An element is `name`, `name>=min_version` or `namespace/name>=min_version`
+(or `namespace/name`); without a namespace it is the dependent's. The record
+keeps the strings as given (spec.dependsOn is a list of strings), so they are
+read here, in one place, with an error that shows the three forms.
+
+A dependency is met when its record is Operational at the minimum version or
+newer (common/versions.py). It is lost, and waiting cannot help, when it is
+Failed or Removed and no flow runs on it, unless that happened before `since`:
+a site run passes its own start, because a service it removed earlier is one
+it is about to deploy again, and the dependents must not give up on it before
+the run gets to it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Dict, List, Optional, Sequence
+
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.timefmt import parse_time
+from ansible_collections.lcm.openstack.plugins.module_utils.common.versions import satisfies
+
+_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+LOST_STATES = ("Failed", "Removed")
+FORMS = "name, name>=min_version or namespace/name>=min_version"
+
+
+@dataclass(frozen=True)
+class Dependency:
+    name: str
+    namespace: str
+    minimum: str = ""
+    label: str = ""  # how messages name it: its name, with its namespace when not the dependent's
+
+
+@dataclass(frozen=True)
+class Verdict:
+    met: bool
+    lost: bool  # Failed or Removed, with nothing running to bring it back
+    why: str  # what it is instead: "Installing", "no ServiceLifecycle in openstack", ...
+
+
+def parse(text: str, namespace: str) -> Dependency:
+    """One `depends_on` element of a service in `namespace`."""
+    spec, sep, minimum = str(text).partition(">=")
+    where, _slash, name = spec.strip().rpartition("/")
+    where, name, minimum = where.strip(), name.strip(), minimum.strip()
+    problem = _problem(where, name, minimum, bool(sep))
+    if problem:
+        raise PhaseError(f"depends_on: {text!r} is not {FORMS}: {problem}")
+    home = where or namespace
+    return Dependency(name, home, minimum, name if home == namespace else f"{home}/{name}")
+
+
+def parse_all(texts: Sequence[str], namespace: str, service: str) -> List[Dependency]:
+    """Every element; a service that names itself would wait for ever."""
+    deps = [parse(t, namespace) for t in texts or ()]
+    if any(d.name == service and d.namespace == namespace for d in deps):
+        raise PhaseError(f"depends_on: {service} cannot depend on itself")
+    return deps
+
+
+def _problem(where: str, name: str, minimum: str, has_minimum: bool) -> str:
+    if re.search(r"[<>=!~^]", f"{where}{name}{minimum}"):
+        return "the only comparison is >= (a minimum version)"
+    if not _NAME.match(name):
+        return f"{name!r} is not a service name (lower-case letters, digits and '-')"
+    if where and not _NAME.match(where):
+        return f"{where!r} is not a namespace name"
+    if has_minimum and (not minimum or re.search(r"\s", minimum)):
+        return "a version follows >=, without spaces"
+    return ""
+
+
+def judge(dep: Dependency, record: Optional[Dict[str, Any]], since: Optional[datetime] = None) -> Verdict:
+    """Whether the record (None: there is none) meets the dependency, and if not, why."""
+    if record is None:
+        return Verdict(False, False, f"no ServiceLifecycle in {dep.namespace}")
+    status = record.get("status") or {}
+    state, version = status.get("state") or "", status.get("currentVersion") or ""
+    if state == "Operational" and (not dep.minimum or satisfies(version, dep.minimum)):
+        return Verdict(True, False, f"Operational{', version ' + version if version else ''}")
+    why = state or "no state"
+    if dep.minimum:
+        why += f", version {version or 'unknown'}, needs >= {dep.minimum}"
+    if state not in LOST_STATES:
+        return Verdict(False, False, why)
+    flow = status.get("flow") or {}
+    if flow.get("state") == "Running":
+        return Verdict(False, False, f"{why}, its {flow.get('name')} flow running")
+    ended = last_change(status)
+    if since is not None and (ended is None or ended < since):
+        return Verdict(False, False, f"{why} before this run, not yet deployed again")
+    return Verdict(False, True, f"{why}: {flow.get('message')}" if flow.get("message") else why)
+
+
+def last_change(status: Dict[str, Any]) -> Optional[datetime]:
+    """When the service last ended a flow or a phase: the latest completedAt
+    of its flow and of its Phase history (a phase run outside any flow, an
+    uninstall, changes the state without a flow). None when nothing says."""
+    times = [parse_time((status.get("flow") or {}).get("completedAt"))]
+    times += [parse_time(e.get("completedAt")) for e in status.get("history") or []]
+    known = [t for t in times if t is not None]
+    return max(known) if known else None

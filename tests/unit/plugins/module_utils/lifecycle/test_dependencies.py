@@ -1,0 +1,115 @@
+"""plugins/module_utils/lifecycle/dependencies.py: what a depends_on element
+names, and whether a ServiceLifecycle meets it."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Optional
+
+import pytest
+
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.timefmt import parse_time
+from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.dependencies import (
+    Dependency, judge, last_change, parse, parse_all,
+)
+
+SINCE = parse_time("2026-02-01T00:00:00Z")
+
+
+@pytest.mark.parametrize("text, dep", [
+    ("mariadb", Dependency("mariadb", "openstack", "", "mariadb")),
+    ("keystone>=2025.1", Dependency("keystone", "openstack", "2025.1", "keystone")),
+    (" keystone >= 2025.1 ", Dependency("keystone", "openstack", "2025.1", "keystone")),
+    ("infra/mariadb>=10.6", Dependency("mariadb", "infra", "10.6", "infra/mariadb")),
+    ("infra/mariadb", Dependency("mariadb", "infra", "", "infra/mariadb")),
+    ("openstack/mariadb", Dependency("mariadb", "openstack", "", "mariadb")),  # its own namespace, named
+])
+def test_the_three_forms_and_a_namespace_alone(text: str, dep: Dependency) -> None:
+    assert parse(text, "openstack") == dep
+
+
+@pytest.mark.parametrize("text, why", [
+    ("keystone>2025.1", "the only comparison is >="),
+    ("keystone==2025.1", "the only comparison is >="),
+    ("keystone>=", "a version follows >="),
+    ("keystone>=2025 .1", "a version follows >=, without spaces"),
+    ("Keystone", "'Keystone' is not a service name"),
+    ("", "'' is not a service name"),
+    ("infra/", "'' is not a service name"),
+    ("in_fra/mariadb", "'in_fra' is not a namespace name"),
+    ("a/b/c", "'a/b' is not a namespace name"),
+])
+def test_a_malformed_element_is_refused_naming_the_forms(text: str, why: str) -> None:
+    with pytest.raises(PhaseError) as err:
+        parse(text, "openstack")
+    assert str(err.value).startswith(f"depends_on: {text!r} is not name, name>=min_version or "
+                                     "namespace/name>=min_version: ")
+    assert why in str(err.value)
+
+
+def test_a_service_cannot_wait_for_itself_but_for_its_namesake_elsewhere() -> None:
+    with pytest.raises(PhaseError, match="keystone cannot depend on itself"):
+        parse_all(["mariadb", "keystone>=1"], "openstack", "keystone")
+    assert [d.label for d in parse_all(["other/keystone"], "openstack", "keystone")] == ["other/keystone"]
+    assert parse_all(None, "openstack", "keystone") == []
+
+
+def _record(state: str = "", version: str = "", flow: Optional[Dict[str, Any]] = None,
+            history: Optional[list] = None) -> Dict[str, Any]:
+    status: Dict[str, Any] = {k: v for k, v in (("state", state), ("currentVersion", version)) if v}
+    if flow:
+        status["flow"] = flow
+    if history:
+        status["history"] = history
+    return {"metadata": {"name": "dep"}, "status": status}
+
+
+def _why(text: str, record: Optional[Dict[str, Any]], since=None) -> tuple:
+    verdict = judge(parse(text, "openstack"), record, since)
+    return verdict.met, verdict.lost, verdict.why
+
+
+def test_operational_meets_a_dependency_at_or_above_its_minimum() -> None:
+    assert _why("dep", _record("Operational")) == (True, False, "Operational")
+    assert _why("dep>=2025.1", _record("Operational", "2025.2")) == (True, False, "Operational, version 2025.2")
+    assert _why("dep>=1.9", _record("Operational", "1.10"))[0] is True
+
+
+def test_not_met_says_what_it_is_instead() -> None:
+    assert _why("dep", None) == (False, False, "no ServiceLifecycle in openstack")
+    assert _why("infra/dep", None)[2] == "no ServiceLifecycle in infra"
+    assert _why("dep", _record()) == (False, False, "no state")
+    assert _why("dep", _record("Installing")) == (False, False, "Installing")
+    assert _why("dep>=2025.2", _record("Operational", "2025.1")) == (
+        False, False, "Operational, version 2025.1, needs >= 2025.2")
+    assert _why("dep>=2025.2", _record("Upgrading")) == (False, False, "Upgrading, version unknown, needs >= 2025.2")
+
+
+def test_failed_or_removed_with_no_flow_running_is_lost_with_the_flows_message() -> None:
+    failed = _record("Failed", flow={"name": "update", "state": "Failed", "completedAt": "2026-02-02T00:00:00Z",
+                                     "message": "db-sync failed: exit 1"})
+    assert _why("dep", failed) == (False, True, "Failed: db-sync failed: exit 1")
+    assert _why("dep", _record("Removed")) == (False, True, "Removed")
+
+
+def test_one_whose_flow_runs_again_is_waited_for() -> None:
+    again = _record("Removed", flow={"name": "greenfield", "state": "Running", "startedAt": "2026-02-02T00:00:00Z"})
+    assert _why("dep", again) == (False, False, "Removed, its greenfield flow running")
+
+
+def test_since_waits_for_one_lost_before_it_and_not_for_one_lost_after() -> None:
+    before = _record("Removed", flow={"name": "remove", "state": "Succeeded", "completedAt": "2026-01-15T00:00:00Z"})
+    after = _record("Removed", flow={"name": "greenfield", "state": "Failed", "completedAt": "2026-02-01T00:05:00Z",
+                                     "message": "removed because the test phase failed"})
+    assert _why("dep", before, SINCE) == (False, False, "Removed before this run, not yet deployed again")
+    assert _why("dep", after, SINCE) == (False, True, "Removed: removed because the test phase failed")
+    assert _why("dep", before)[1] is True  # without since, any Removed is lost
+    assert _why("dep", _record("Failed"), SINCE)[1] is False  # nothing says when: not this run's doing
+
+
+def test_a_phase_outside_any_flow_after_since_counts_as_the_last_change() -> None:
+    status = _record("Removed", flow={"name": "greenfield", "state": "Succeeded", "completedAt": "2026-01-10T00:00:00Z"},
+                     history=[{"name": "dep-uninstall-1", "type": "uninstall", "completedAt": "2026-02-03T00:00:00Z"}])
+    assert last_change(status["status"]) == parse_time("2026-02-03T00:00:00Z")
+    assert _why("dep", status, SINCE)[1] is True
+    assert last_change({}) is None
