@@ -30,7 +30,7 @@ VERSIONED = ("install", "upgrade", "rollback")
 
 class Lifecycle:
     def __init__(self, dyn: Any, namespace: str, service: str, release: str) -> None:
-        self.namespace, self.service, self.release = namespace, service, release
+        self.dyn, self.namespace, self.service, self.release = dyn, namespace, service, release
         self.res = lcm_resource(dyn, LIFECYCLE_KIND)
 
     def ensure(self, depends_on: Optional[Sequence[str]] = None) -> Dict[str, Any]:
@@ -132,6 +132,20 @@ class Lifecycle:
             except DynamicApiError as exc:
                 raise api_error(exc, "update", "servicelifecycles/status", self.namespace) from exc
         raise PhaseError(f"ServiceLifecycle {self.service} kept changing under us; retry the task")
+
+
+def set_condition(status: Dict[str, Any], kind: str, true: bool, reason: str, message: str, at: str) -> None:
+    """Set the condition `kind`; its lastTransitionTime moves only when its
+    status does, so a message that changes while waiting is not a transition."""
+    conditions = status.setdefault("conditions", [])
+    condition = next((c for c in conditions if c.get("type") == kind), None)
+    if condition is None:
+        condition = {"type": kind}
+        conditions.append(condition)
+    value = "True" if true else "False"
+    if condition.get("status") != value:
+        condition["lastTransitionTime"] = at
+    condition.update(status=value, reason=reason, message=message)
 
 
 def _flow_running(status: Dict[str, Any]) -> bool:

@@ -141,3 +141,16 @@ def test_a_denied_read_is_said_with_what_was_denied_not_raised_raw() -> None:
     with pytest.raises(PhaseError) as raised:
         lifecycle.get()
     assert "servicelifecycles" in str(raised.value) and "Audit-Id" not in str(raised.value)
+
+
+def test_a_condition_moves_its_transition_time_only_when_its_status_changes() -> None:
+    from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.record import set_condition
+
+    status: Dict[str, Any] = {"conditions": [{"type": "Other", "status": "True", "lastTransitionTime": "t0"}]}
+    set_condition(status, "DependenciesReady", False, "Waiting", "waiting for keystone (Installing)", "t1")
+    set_condition(status, "DependenciesReady", False, "Waiting", "waiting for keystone (Testing)", "t2")
+    assert status["conditions"][1] == {"type": "DependenciesReady", "status": "False", "reason": "Waiting",
+                                       "message": "waiting for keystone (Testing)", "lastTransitionTime": "t1"}
+    set_condition(status, "DependenciesReady", True, "Met", "met: keystone (Operational)", "t3")
+    assert (status["conditions"][1]["status"], status["conditions"][1]["lastTransitionTime"]) == ("True", "t3")
+    assert len(status["conditions"]) == 2 and status["conditions"][0]["lastTransitionTime"] == "t0"
