@@ -34,14 +34,52 @@ options:
     required: true
   depends_on:
     description:
-      - Services (in the same namespace) that must be C(Operational) before a
-        flow of this one starts. Left unchanged when not given.
+      - Services that must be C(Operational) before a flow of this one starts.
+        Left unchanged when not given.
+      - Each is C(name), C(name>=min_version) or C(namespace/name>=min_version)
+        (also C(namespace/name)); without a namespace, the service's own. With a
+        minimum, the dependency's C(currentVersion) must be that version or newer,
+        numbers compared as integers (V(2025.1) < V(2025.2) < V(2026.1), V(1.9) <
+        V(1.10)). The record keeps the elements as given.
     type: list
     elements: str
   require_dependencies:
-    description: When a flow starts, fail if a service of O(depends_on) is not C(Operational).
+    description:
+      - When a flow starts, check the services of O(depends_on) (or of the record's
+        list) first; fail, or with O(dependency_timeout) wait, while one is not
+        C(Operational) at its minimum version.
     type: bool
     default: true
+  dependency_timeout:
+    description:
+      - Seconds a flow start waits for its dependencies, so that the services of a
+        whole site can run their flows at once (one host a service, the C(free)
+        strategy, several processes or AWX slices) and still start in order.
+      - V(0) does not wait; a dependency not met fails the start at once, naming
+        each and what it is instead.
+      - Above 0, the dependencies' records are listed once and watched (no polling)
+        until all are met, or the timeout, which fails naming each dependency not
+        met and why. A dependency that is C(Failed) or C(Removed) with no flow
+        running on it fails the start at once, with its flow's message (see
+        O(dependencies_since)).
+      - While it waits, the service's own ServiceLifecycle shows what for, in the
+        condition C(DependenciesReady), V(False) with a message such as
+        C(waiting for keystone (Installing\), mariadb (no ServiceLifecycle in openstack\)),
+        set V(True) when the flow starts.
+      - The flow Lease is taken, and kept renewed, before the wait.
+      - In check mode nothing is waited for; RV(waited_for) says what would be.
+    type: int
+    default: 0
+  dependencies_since:
+    description:
+      - A timestamp such as V(2026-01-31T12:00:00Z), written as a record's
+        C(startedAt). A dependency that became C(Failed) or C(Removed) before it
+        (its last flow or phase completed earlier) is waited for, not given up on.
+      - A site run passes its own start, since a service it removed earlier is one
+        it is about to deploy again. Once such a dependency fails again after this
+        time, the start fails at once.
+      - Without it, any C(Failed) or C(Removed) dependency fails a start at once.
+    type: str
   lifecycle_state:
     description: Set the state of the service.
     type: str
@@ -101,6 +139,18 @@ EXAMPLES = r"""
       planned: [trafficdrain, upgrade, test, trafficrollout]
       target_version: "2025.2"
 
+- name: In a site run, start glance's greenfield once keystone 2025.1 or newer is Operational
+  lcm.openstack.service_lifecycle:
+    service: glance
+    namespace: openstack
+    depends_on: ["keystone>=2025.1", "infra/mariadb"]
+    dependency_timeout: 1800
+    dependencies_since: "{{ site_started_at }}"
+    flow:
+      name: greenfield
+      action: start
+      target_version: "2025.1"
+
 - name: The update failed and was rolled back
   lcm.openstack.service_lifecycle:
     service: glance
@@ -148,6 +198,21 @@ lease:
   returned: when O(flow.action) is given, outside check mode
   type: str
   sample: "keystone: flow lease lcm-flow-keystone taken by awx-job-42/1187"
+waited:
+  description:
+    - Seconds the flow start waited for its dependencies (rounded to 0.1); V(0.0) when
+      they were met at once, and in check mode.
+  returned: when a flow starts with O(require_dependencies)
+  type: float
+  sample: 42.3
+waited_for:
+  description:
+    - The dependencies that were not met when the wait began (C(namespace/name) for one
+      in another namespace); in check mode, those a start would wait for.
+  returned: when a flow starts with O(require_dependencies)
+  type: list
+  elements: str
+  sample: [keystone, mariadb]
 report:
   description: The flow's phases as a table, for humans.
   returned: always
@@ -172,6 +237,8 @@ def argument_spec():
         namespace=dict(type="str", required=True),
         depends_on=dict(type="list", elements="str"),
         require_dependencies=dict(type="bool", default=True),
+        dependency_timeout=dict(type="int", default=0),
+        dependencies_since=dict(type="str"),
         lifecycle_state=dict(type="str", choices=list(SERVICE_STATES)),
         reason=dict(type="str"),
         flow=dict(type="dict", options=dict(

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from ansible_collections.lcm.openstack.plugins.module_utils.kube import lease_renewer
-from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle import flow, flow_lease
+from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle import flow, flow_lease, runner
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.common import given
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.connection import client, reported
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
@@ -23,21 +23,27 @@ def run_service_lifecycle(module: Any) -> None:
     req = flow.LifecycleRequest(
         service=p["service"], release=p.get("release") or p["service"], namespace=p["namespace"],
         flow=f.get("name"), flow_action=f.get("action"), message=p.get("reason") or "",
-        **given(p, "depends_on", "lifecycle_state", "require_dependencies"),
+        **given(p, "depends_on", "lifecycle_state", "require_dependencies", "dependency_timeout",
+                "dependencies_since"),
         **given(f, "planned", "target_version", "from_revision", "result"))
     lease = None if module.check_mode or req.flow_action not in ("start", "end") else \
         flow_lease.FlowLease(dyn, req.namespace, req.service, flow_lease.holder_identity())
     try:
         taken = lease.acquire(req.flow or "") if lease and req.flow_action == "start" else None
+        # A wait for the dependencies may outlast the Lease's 60 s: renewed from the start.
+        renewing = bool(taken) and req.require_dependencies and req.dependency_timeout > 0
+        if renewing:
+            lease_renewer.keep_renewed(dyn, lease)
         try:
-            result = flow.run(Lifecycle(dyn, req.namespace, req.service, req.release), req, module.check_mode)
+            result = runner.run(Lifecycle(dyn, req.namespace, req.service, req.release), req, module.check_mode)
         except PhaseError:
             if taken:  # the flow did not start: nothing holds the service
-                lease.release()
+                _give_back(lease)
             raise
         if taken:
             result["lease"] = taken.message
-            lease_renewer.keep_renewed(dyn, lease)
+            if not renewing:
+                lease_renewer.keep_renewed(dyn, lease)
         elif lease and req.flow_action == "end":
             result["lease"] = "released" if lease.release() else "not held by this run"
     except PhaseError as exc:
@@ -52,3 +58,13 @@ def run_service_lifecycle(module: Any) -> None:
     if module._diff:
         result["diff"] = diff
     module.exit_json(**result)
+
+
+def _give_back(lease: Any) -> None:
+    """Release the Lease of a flow that did not start. A renewer left running
+    (a dependency wait) may write it at the same moment: try once more; its
+    next renewal then finds the Lease given back and ends."""
+    try:
+        lease.release()
+    except PhaseError:
+        lease.release()

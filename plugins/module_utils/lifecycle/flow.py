@@ -13,16 +13,13 @@ first run completed, and the re-run goes on from the step that failed.
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence
 
-from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import NotFoundError
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import FLOWS
 from ansible_collections.lcm.openstack.plugins.module_utils.common.tables import aligned
-from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.record import Lifecycle
-from ansible_collections.lcm.openstack.plugins.module_utils.common.timefmt import duration_or_dash, now_text as now, seconds_between
+from ansible_collections.lcm.openstack.plugins.module_utils.common.timefmt import duration_or_dash, parse_time, seconds_between
 
 FLOW_ACTIONS = ("start", "end")
 FLOW_RESULTS = ("Succeeded", "Failed", "RolledBack")
@@ -45,6 +42,8 @@ class LifecycleRequest:
     from_revision: int = 0
     result: Optional[str] = None
     require_dependencies: bool = True
+    dependency_timeout: float = 0  # seconds a flow start waits for its dependencies; 0: read them once
+    dependencies_since: str = ""  # a Failed or Removed dependency that ended before this is waited for
 
     def validate(self) -> None:
         if self.flow_action and self.flow not in FLOWS:
@@ -53,6 +52,11 @@ class LifecycleRequest:
             raise PhaseError(f"flow.result must be one of {', '.join(FLOW_RESULTS)} to end a flow")
         if self.lifecycle_state and self.lifecycle_state not in SERVICE_STATES:
             raise PhaseError(f"lifecycle_state must be one of {', '.join(SERVICE_STATES)}")
+        if self.dependency_timeout < 0:
+            raise PhaseError("dependency_timeout must be 0 (do not wait) or more seconds")
+        if self.dependencies_since and parse_time(self.dependencies_since) is None:
+            raise PhaseError(f"dependencies_since {self.dependencies_since!r} is not a timestamp such as "
+                             "2026-01-31T12:00:00Z")
 
 
 def start(status: Dict[str, Any], req: LifecycleRequest, at: str) -> None:
@@ -159,68 +163,6 @@ def summary(record: Optional[Dict[str, Any]]) -> Dict[str, Any]:
                  "planned": list(flow.get("planned") or []),
                  "message": flow.get("message", ""), "phases": rows(record)} if flow else {},
     }
-
-
-def unmet_dependencies(lifecycle_res: Any, namespace: str, depends_on: Sequence[str]) -> List[str]:
-    """Dependencies that are not Operational, each with what it is instead."""
-    out = []
-    for name in depends_on:
-        try:
-            record = lifecycle_res.get(name=name, namespace=namespace).to_dict()
-        except NotFoundError:
-            out.append(f"{name} (no ServiceLifecycle in {namespace})")
-            continue
-        state = (record.get("status") or {}).get("state", "")
-        if state != "Operational":
-            out.append(f"{name} ({state or 'no state'})")
-    return out
-
-
-def run(lifecycle: Lifecycle, req: LifecycleRequest, check_mode: bool = False) -> Dict[str, Any]:
-    """Bring the record to what the request asks; return changed and the record.
-    In check mode nothing is written and changed says whether it would be."""
-    req.validate()
-    changed = False
-    existing = lifecycle.get()
-    if existing is None or (req.depends_on is not None
-                            and list((existing.get("spec") or {}).get("dependsOn") or []) != list(req.depends_on)):
-        if not check_mode:
-            lifecycle.ensure(depends_on=req.depends_on)
-        changed = True
-    if req.flow_action == "start" and req.require_dependencies:
-        depends = req.depends_on if req.depends_on is not None else \
-            ((lifecycle.get() or {}).get("spec") or {}).get("dependsOn") or []
-        unmet = unmet_dependencies(lifecycle.res, lifecycle.namespace, depends)
-        if unmet:
-            raise PhaseError(f"{req.service} depends on services that are not Operational: {', '.join(unmet)}. "
-                             "Run their flows first, or set require_dependencies=false")
-    at = now()
-
-    def change(status: Dict[str, Any]) -> None:
-        if req.flow_action == "start":
-            start(status, req, at)
-        elif req.flow_action == "end":
-            end(status, req, at, strict=not check_mode)
-        if req.lifecycle_state:
-            status["state"] = req.lifecycle_state
-    if req.flow_action or req.lifecycle_state:
-        changed = lifecycle.update(change, dry_run=check_mode) or changed
-    record = lifecycle.get() or {}
-    if check_mode:  # what the record would become
-        record = copy.deepcopy(record or {"metadata": {"name": req.service, "namespace": req.namespace},
-                                          "spec": {"service": req.service, "release": req.release}})
-        record.setdefault("status", {})
-        change(record["status"])
-    before, after = summary(existing), summary(record)
-    return {"changed": changed, "lifecycle": after, "report": report(record) if record else "",
-            "diff": {"before": _without_phases(before), "after": _without_phases(after)}}
-
-
-def _without_phases(summary_: Dict[str, Any]) -> Dict[str, Any]:
-    out = dict(summary_)
-    if out.get("flow"):
-        out["flow"] = {k: v for k, v in out["flow"].items() if k != "phases"}
-    return out
 
 
 def _versions(flow: Dict[str, Any]) -> str:

@@ -49,7 +49,7 @@ def seen(monkeypatch: pytest.MonkeyPatch) -> Dict[str, Any]:
     def refresh(dyn: Any) -> str:
         seen["refreshed"] += 1
         return "the UpdateStatus was not refreshed: 403" if seen.get("refresh_fails") else ""
-    monkeypatch.setattr(adapter.flow, "run", run)
+    monkeypatch.setattr(adapter.runner, "run", run)
     monkeypatch.setattr(adapter, "refresh", refresh)
     return seen
 
@@ -80,3 +80,65 @@ def test_no_change_and_check_mode_refresh_nothing(seen: Dict[str, Any]) -> None:
     seen["changed"] = False
     _run(_Module(check_mode=False, lifecycle_state="Removed"))
     assert seen["refreshed"] == 0
+
+
+class _Lease:
+    """The flow Lease as the adapter uses it; every call lands in `calls`."""
+
+    def __init__(self, calls: List[str], races: int = 0) -> None:
+        self.calls, self.races = calls, races
+
+    def acquire(self, purpose: str) -> Any:
+        self.calls.append("acquire")
+        return type("Taken", (), {"message": "keystone: flow lease lcm-flow-keystone taken by host/1"})()
+
+    def release(self) -> bool:
+        self.calls.append("release")
+        if self.races:
+            self.races -= 1
+            raise adapter.PhaseError("another run changed the Lease lcm-flow-keystone at the same moment")
+        return True
+
+
+@pytest.fixture
+def calls(monkeypatch: pytest.MonkeyPatch, seen: Dict[str, Any]) -> List[str]:
+    calls: List[str] = []
+    monkeypatch.setattr(adapter.flow_lease, "holder_identity", lambda: "host/1")
+    monkeypatch.setattr(adapter.flow_lease, "FlowLease", lambda *args: seen.setdefault("lease", _Lease(calls)))
+    monkeypatch.setattr(adapter.lease_renewer, "keep_renewed", lambda dyn, lease: calls.append("renewer"))
+    run = adapter.runner.run
+
+    def recorded(lifecycle: Any, req: Any, check_mode: bool) -> Dict[str, Any]:
+        calls.append("run")
+        if seen.get("fails"):
+            raise adapter.PhaseError(seen["fails"])
+        return run(lifecycle, req, check_mode)
+    monkeypatch.setattr(adapter.runner, "run", recorded)
+    return calls
+
+
+def _start(**given: Any) -> _Module:
+    return _Module(check_mode=False, flow={"name": "greenfield", "action": "start", "planned": None,
+                                           "target_version": None, "from_revision": None, "result": None}, **given)
+
+
+def test_a_start_that_may_wait_keeps_its_lease_renewed_from_before_the_wait(calls: List[str]) -> None:
+    mod = _run(_start(dependency_timeout=600, dependencies_since="2026-02-01T00:00:00Z"))
+    assert calls == ["acquire", "renewer", "run"]
+    assert mod.exited["lease"].startswith("keystone: flow lease")
+
+
+def test_a_start_that_does_not_wait_leaves_the_renewer_once_started(calls: List[str], seen: Dict[str, Any]) -> None:
+    _run(_start())
+    assert calls == ["acquire", "run", "renewer"]
+    assert (seen["req"].dependency_timeout, seen["req"].dependencies_since) == (0, "")
+
+
+def test_a_wait_that_fails_gives_the_lease_back_even_racing_its_renewer(calls: List[str], seen: Dict[str, Any]) -> None:
+    seen["fails"] = "keystone depends on mariadb (Removed)"
+    seen["lease"] = _Lease(calls, races=1)
+    mod = _start(dependency_timeout=600)
+    with pytest.raises(AssertionError) as failed:  # the test module's fail_json
+        adapter.run_service_lifecycle(mod)
+    assert failed.value.args[0]["msg"] == "keystone depends on mariadb (Removed)"
+    assert calls == ["acquire", "renewer", "run", "release", "release"]

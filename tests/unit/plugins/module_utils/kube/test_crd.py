@@ -13,7 +13,8 @@ from kubernetes.watch.watch import Watch, _find_return_type
 
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.crd import CrdResource, crd_missing, lcm_resource
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import CrdMissing, PhaseError
-from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.flow import LifecycleRequest, run as run_flow
+from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.flow import LifecycleRequest
+from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.runner import run as run_flow
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.info import list_lifecycle
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.record import Lifecycle
 from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.keeper import StatusKeeper
