@@ -178,7 +178,7 @@ def _met(deps: Sequence[Dependency], verdicts: Dict[Dependency, Verdict]) -> str
 
 
 def _lost(service: str, lost: Sequence[Dependency], verdicts: Dict[Dependency, Verdict]) -> PhaseError:
-    them, their = ("it", "its") if len(lost) == 1 else ("them", "their")
+    them, flows = ("it", "its flow") if len(lost) == 1 else ("them", "their flows")
     return PhaseError(f"{service} depends on {_listed(lost, verdicts)}: Failed or Removed, with no flow "
-                      f"running to bring {them} back, so waiting would not help. Run {their} flows first, "
+                      f"running to bring {them} back, so waiting would not help. Run {flows} first, "
                       "or set require_dependencies=false")
