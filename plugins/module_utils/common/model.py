@@ -30,6 +30,9 @@ ANNOTATION_SITE_LEVEL = f"{GROUP}/site-level"
 ANNOTATION_SITE_RUN = f"{GROUP}/site-run"
 ANNOTATION_SITE_EXPECTED = f"{GROUP}/site-expected-seconds"
 DEPENDENCIES_READY = "DependenciesReady"
+# Its reasons when the flow gave up waiting (it did not start): its own
+# dependents then give up at once too, rather than wait for their timeout.
+DEPENDENCIES_FAILED = ("DependencyLost", "Timeout")
 
 # The flows a ServiceLifecycle records (status.flow.name); here, not in
 # lifecycle/flow.py, so that the flow Lease (which every phase takes) does

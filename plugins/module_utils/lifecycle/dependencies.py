@@ -24,6 +24,7 @@ from datetime import datetime
 from typing import Any, Dict, List, Optional, Sequence
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.model import DEPENDENCIES_FAILED, DEPENDENCIES_READY
 from ansible_collections.lcm.openstack.plugins.module_utils.common.timefmt import parse_time
 from ansible_collections.lcm.openstack.plugins.module_utils.common.versions import satisfies
 
@@ -87,6 +88,9 @@ def judge(dep: Dependency, record: Optional[Dict[str, Any]], since: Optional[dat
     state, version = status.get("state") or "", status.get("currentVersion") or ""
     if state == "Operational" and (not dep.minimum or satisfies(version, dep.minimum)):
         return Verdict(True, False, f"Operational{', version ' + version if version else ''}")
+    gave_up = _gave_up(status, since)
+    if gave_up:  # its flow did not start: neither will this one
+        return Verdict(False, True, gave_up)
     why = state or "no state"
     if dep.minimum:
         why += f", version {version or 'unknown'}, needs >= {dep.minimum}"
@@ -99,6 +103,22 @@ def judge(dep: Dependency, record: Optional[Dict[str, Any]], since: Optional[dat
     if since is not None and (ended is None or ended < since):
         return Verdict(False, False, f"{why} before this run, not yet deployed again")
     return Verdict(False, True, f"{why}: {flow.get('message')}" if flow.get("message") else why)
+
+
+def _gave_up(status: Dict[str, Any], since: Optional[datetime]) -> str:
+    """Why the dependency's own flow gave up waiting for its dependencies
+    (DependenciesReady False, DependencyLost or Timeout), since `since`;
+    '' when it did not. A site's failure then reaches every service above it
+    at once, not each after its own timeout."""
+    cond = next((c for c in status.get("conditions") or [] if c.get("type") == DEPENDENCIES_READY), {})
+    if cond.get("status") != "False" or cond.get("reason") not in DEPENDENCIES_FAILED:
+        return ""
+    if (status.get("flow") or {}).get("state") == "Running":
+        return ""
+    changed = parse_time(cond.get("lastTransitionTime"))
+    if since is not None and (changed is None or changed < since):
+        return ""
+    return f"its flow did not start: {cond.get('message') or cond.get('reason')}"
 
 
 def last_change(status: Dict[str, Any]) -> Optional[datetime]:

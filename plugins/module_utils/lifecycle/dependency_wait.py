@@ -30,11 +30,12 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common import transient
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError, api_error
+from ansible_collections.lcm.openstack.plugins.module_utils.common.model import DEPENDENCIES_READY
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.objects import get_or_none
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.watch import KindWatch
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.dependencies import Dependency, Verdict, judge
 
-CONDITION = "DependenciesReady"
+CONDITION = DEPENDENCIES_READY
 Report = Callable[[str, str], None]  # (reason, message) of the False condition
 Records = Dict[str, Dict[str, Dict[str, Any]]]  # namespace -> name -> ServiceLifecycle
 

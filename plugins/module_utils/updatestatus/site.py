@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import (
-    ANNOTATION_SITE_EXPECTED, ANNOTATION_SITE_LEVEL, ANNOTATION_SITE_RUN, DEPENDENCIES_READY, LABEL_SITE,
+    ANNOTATION_SITE_EXPECTED, ANNOTATION_SITE_LEVEL, ANNOTATION_SITE_RUN, DEPENDENCIES_FAILED, DEPENDENCIES_READY, LABEL_SITE,
 )
 from ansible_collections.lcm.openstack.plugins.module_utils.common.timefmt import format_time, parse_time, seconds
 from ansible_collections.lcm.openstack.plugins.module_utils.site.graph import critical_path
@@ -72,7 +72,7 @@ def waiting_for(lifecycle: Mapping[str, Any]) -> str:
     leading 'waiting for ', while that condition is False. A dependency that
     failed the flow is not waited for any more: the flow ended."""
     cond = condition(lifecycle, DEPENDENCIES_READY) or {}
-    if cond.get("status") != "False" or cond.get("reason") == "DependencyFailed":
+    if cond.get("status") != "False" or cond.get("reason") in DEPENDENCIES_FAILED:
         return ""
     text = str(cond.get("message") or "").strip()
     return (text[len("waiting for "):] if text.lower().startswith("waiting for ") else text) or "its dependencies"

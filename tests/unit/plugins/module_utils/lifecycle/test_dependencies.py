@@ -113,3 +113,26 @@ def test_a_phase_outside_any_flow_after_since_counts_as_the_last_change() -> Non
     assert last_change(status["status"]) == parse_time("2026-02-03T00:00:00Z")
     assert _why("dep", status, SINCE)[1] is True
     assert last_change({}) is None
+
+
+def _gave_up(reason: str, at: str, state: str = "", flow: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+    record = _record(state, flow=flow)
+    record["status"]["conditions"] = [{"type": "DependenciesReady", "status": "False", "reason": reason,
+                                       "message": "keystone depends on mariadb, which is Failed",
+                                       "lastTransitionTime": at}]
+    return record
+
+
+def test_one_whose_flow_gave_up_waiting_is_lost_so_the_failure_climbs_at_once() -> None:
+    # keystone never started (mariadb failed): placement, waiting on keystone, gives up too.
+    for reason in ("DependencyLost", "Timeout"):
+        assert _why("dep", _gave_up(reason, "2026-02-01T00:05:00Z"), SINCE) == (
+            False, True, "its flow did not start: keystone depends on mariadb, which is Failed")
+    # Still waiting: not lost.
+    assert _why("dep", _gave_up("Waiting", "2026-02-01T00:05:00Z"), SINCE)[1] is False
+    # Given up before this run (the run may start it again), or started again since: waited for.
+    assert _why("dep", _gave_up("Timeout", "2026-01-15T00:00:00Z"), SINCE)[1] is False
+    running = _gave_up("Timeout", "2026-02-01T00:05:00Z", flow={"name": "greenfield", "state": "Running"})
+    assert _why("dep", running, SINCE)[1] is False
+    # Operational at the version asked: a give-up of an update does not matter.
+    assert _why("dep", _gave_up("Timeout", "2026-02-01T00:05:00Z", state="Operational"), SINCE)[0] is True

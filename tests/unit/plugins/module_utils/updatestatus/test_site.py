@@ -64,7 +64,7 @@ def test_the_wait_is_the_condition_message_while_it_is_false() -> None:
     assert waiting_for(record) == "keystone (Installing), mariadb (no ServiceLifecycle in openstack)"
     record["status"]["conditions"][0]["status"] = "True"
     assert waiting_for(record) == ""
-    record["status"]["conditions"][0].update(status="False", reason="DependencyFailed")
+    record["status"]["conditions"][0].update(status="False", reason="DependencyLost")
     assert waiting_for(record) == ""  # the flow ended: nothing is waited for
     assert waiting_for({"status": {}}) == ""
 
