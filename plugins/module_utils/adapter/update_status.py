@@ -19,8 +19,11 @@ def run_update_status(module: Any) -> None:
     settings = Settings(pod_unready_minutes=p["pod_unready_minutes"], job_expected_seconds=p["job_expected_seconds"],
                         stall_margin_seconds=p["stall_margin_seconds"])
     try:
-        result = StatusKeeper(dyn, settings, module.check_mode).run(p["details"])
+        keeper = StatusKeeper(dyn, settings, module.check_mode)
+        result = keeper.run(p["details"])
     except PhaseError as exc:
         module.fail_json(msg=str(exc))
+    if keeper.warning:
+        module.warn(keeper.warning)
     module.exit_json(changed=result["changed"], update_status=result["status"], report=result["report"],
                      report_lines=result["report"].splitlines())

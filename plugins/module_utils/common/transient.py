@@ -39,11 +39,21 @@ BACKOFF_FIRST, BACKOFF_MAX = 0.5, 8.0
 RETRY_SECONDS = 60.0
 
 
+def schema_refusal(exc: BaseException) -> bool:
+    """A server-side apply the apiserver cannot type against the object's
+    schema (a field the installed CRD does not declare): it answers 500, but
+    the same request fails the same way every time, so it is no blip."""
+    body = getattr(exc, "body", None) or ""
+    if isinstance(body, bytes):
+        body = body.decode("utf-8", "replace")
+    return "failed to create typed patch object" in str(body)
+
+
 def is_transient(exc: BaseException) -> bool:
     """True for a failure of the connection or a momentary server answer."""
     status = getattr(exc, "status", None)
     if isinstance(status, int) and status:
-        return status in TRANSIENT_STATUS
+        return status in TRANSIENT_STATUS and not schema_refusal(exc)
     if certificate_problem(exc):
         return False
     if isinstance(exc, (ConnectionError, socket.timeout, http.client.HTTPException, ssl.SSLEOFError)):

@@ -22,6 +22,7 @@ from typing import Any, Dict, List, Optional, Set
 
 from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.assessment import cluster_status
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.crd import lcm_resource
+from ansible_collections.lcm.openstack.plugins.module_utils.common import transient
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import DynamicApiError
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.objects import applied, get_or_none, server_side_apply
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import CrdMissing, PhaseError, api_error
@@ -55,6 +56,7 @@ class StatusKeeper:
         self.dyn, self.check_mode = dyn, check_mode
         self.settings = settings or Settings()
         self.res = lcm_resource(dyn, KIND)
+        self.warning = ""  # what the refresh left out, and why
 
     def run(self, details: str = "none", now: Optional[datetime] = None) -> Dict[str, Any]:
         now = now or datetime.now(timezone.utc)
@@ -109,20 +111,38 @@ class StatusKeeper:
         except DynamicApiError as exc:
             if exc.status == 409:  # written since it was read: the precondition failed
                 return False
-            raise api_error(exc, "patch", "updatestatuses/status") from exc
+            if not transient.schema_refusal(exc) or not _with_sites(status):
+                raise api_error(exc, "patch", "updatestatuses/status") from exc
+            # The CRD installed predates the sites: write the rest, and say so.
+            self.warning = ("the UpdateStatus CRD in the cluster predates its site fields, which were left "
+                            "out: install this collection's CRDs again (the lcm.openstack.crds role)")
+            return self._written(_without_sites(status), previous)
         return True
 
 
 def refresh(dyn: Any) -> str:
     """Best effort, for the phase engine when a phase starts: '' when the
     singleton was refreshed (or its CRD is not installed), else a warning."""
+    keeper = None
     try:
-        StatusKeeper(dyn).run()
+        keeper = StatusKeeper(dyn)
+        keeper.run()
     except CrdMissing:
         return ""
     except PhaseError as exc:
         return f"the UpdateStatus was not refreshed: {exc}"
-    return ""
+    return keeper.warning
+
+
+def _with_sites(status: Dict[str, Any]) -> bool:
+    return bool(status.get("sites")) or any("site" in s for s in status.get("services") or [])
+
+
+def _without_sites(status: Dict[str, Any]) -> Dict[str, Any]:
+    """The status as a CRD without the site fields takes it."""
+    out = {k: v for k, v in status.items() if k != "sites"}
+    out["services"] = [{k: v for k, v in s.items() if k != "site"} for s in status.get("services") or []]
+    return out
 
 
 def _held(api_version: str, kind: str) -> Keep:

@@ -17,6 +17,7 @@ from support.fake_module import FakeModule, ended
 class _Keeper:
     made: Dict[str, Any] = {}
     fails = False
+    warning = ""
 
     def __init__(self, dyn: Any, settings: Any, check_mode: bool) -> None:
         _Keeper.made = {"settings": settings, "check_mode": check_mode}

@@ -62,3 +62,17 @@ def test_the_backoff_doubles_and_is_bounded() -> None:
 def test_a_description_is_one_short_line() -> None:
     text = transient.describe(ProtocolError("Response\\n ended " + "x" * 300))
     assert "\n" not in text and len(text) <= 160
+
+
+def test_a_schema_refusal_is_a_500_but_no_blip() -> None:
+    """A server-side apply with a field the installed CRD does not declare:
+    the apiserver answers 500, and the same every time. Retried for a
+    minute, it stalled every phase's start behind an old UpdateStatus CRD."""
+    refused = ApiException(status=500, reason="Internal Server Error")
+    refused.body = ('{"kind":"Status","message":"failed to create typed patch object (/cluster; '
+                    'lifecycle.openstack.org/v1alpha1, Kind=UpdateStatus): errors:\\n  .status.sites: '
+                    'field not declared in schema"}').encode()
+    assert transient.schema_refusal(refused) and not transient.is_transient(refused)
+    blip = ApiException(status=500, reason="Internal Server Error")
+    blip.body = '{"kind":"Status","message":"etcdserver: leader changed"}'
+    assert not transient.schema_refusal(blip) and transient.is_transient(blip)

@@ -238,3 +238,28 @@ def test_a_refresh_written_over_every_time_gives_up_with_a_reason(monkeypatch: p
     monkeypatch.setattr(update_status, "server_side_apply", always_refused)
     with pytest.raises(PhaseError, match="written by others under 5 refreshes in a row"):
         _keeper(store, ["x"], monkeypatch).run(now=NOW)
+
+
+def test_an_older_crd_gets_the_status_without_the_site_fields_and_a_warning(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An UpdateStatus CRD installed before the site fields refuses them
+    (500, field not declared): the rest is written, and the refresh says
+    which CRDs to install again, instead of stalling or failing the phase."""
+    store = _Racing()
+    store.current = {"status": {"services": []}}
+    status = {"services": [{"name": "keystone", "site": {"name": "example", "level": 1}}],
+              "sites": [{"name": "example"}]}
+    monkeypatch.setattr(update_status, "cluster_status", lambda snap, settings, previous: status)
+    monkeypatch.setattr(update_status, "report", lambda status, details, now: "")
+
+    def old_crd(res: Any, body: Dict[str, Any]) -> None:
+        if "sites" in body["status"] or any("site" in s for s in body["status"]["services"]):
+            refused = ApiException(status=500, reason="Internal Server Error")
+            refused.body = '{"message":"failed to create typed patch object: .status.sites: field not declared in schema"}'
+            raise DynamicApiError(refused)
+        store.write(body)
+    monkeypatch.setattr(update_status, "server_side_apply", old_crd)
+    keeper = _keeper(store, ["keystone"], monkeypatch)
+    keeper.warning = ""
+    assert keeper.run(now=NOW)["changed"] is True
+    assert store.current["status"] == {"services": [{"name": "keystone"}]}
+    assert "predates its site fields" in keeper.warning and "lcm.openstack.crds" in keeper.warning
