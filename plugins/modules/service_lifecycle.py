@@ -70,6 +70,41 @@ options:
       - In check mode nothing is waited for; RV(waited_for) says what would be.
     type: int
     default: 0
+  removed_with:
+    description:
+      - For the start of a C(remove) flow, the services that depend on this one and that the
+        same run removes too (a site's removal, C(playbooks/site_remove.yml)).
+      - A remove flow does not start while a service of its namespace that depends on it is
+        C(Operational) or has a flow running; it fails at once naming them, unless they are
+        listed here. Those listed are waited for, by watch, until C(Removed), for up to
+        O(dependency_timeout) (V(0) - they must be Removed already); one whose own removal
+        fails fails this start at once. O(require_dependencies=false) skips all of this.
+    type: list
+    elements: str
+    default: []
+  site:
+    description:
+      - The site the service belongs to, as C(playbooks/site.yml) runs it (docs/site.md). It is
+        recorded on the ServiceLifecycle as the label C(lifecycle.openstack.org/site) and
+        annotations, from which the UpdateStatus reports the site's progress and ETA.
+      - Left as they are when not given; a site without O(site.run) keeps the run recorded.
+    type: dict
+    suboptions:
+      name:
+        description: The site's name.
+        type: str
+        required: true
+      level:
+        description: The service's level in the site's dependency graph (0 depends on nothing of the site).
+        type: int
+        default: 0
+      run:
+        description: When the site run that runs this service's flow began, such as V(2026-01-31T12:00:00Z).
+        type: str
+      expected_duration:
+        description: Seconds the service's flow is expected to take, for the site's ETA.
+        type: int
+        default: 60
   dependencies_since:
     description:
       - A timestamp such as V(2026-01-31T12:00:00Z), written as a record's
@@ -239,6 +274,13 @@ def argument_spec():
         require_dependencies=dict(type="bool", default=True),
         dependency_timeout=dict(type="int", default=0),
         dependencies_since=dict(type="str"),
+        removed_with=dict(type="list", elements="str", default=[]),
+        site=dict(type="dict", options=dict(
+            name=dict(type="str", required=True),
+            level=dict(type="int", default=0),
+            run=dict(type="str"),
+            expected_duration=dict(type="int", default=60),
+        )),
         lifecycle_state=dict(type="str", choices=list(SERVICE_STATES)),
         reason=dict(type="str"),
         flow=dict(type="dict", options=dict(

@@ -24,7 +24,7 @@ def run_service_lifecycle(module: Any) -> None:
         service=p["service"], release=p.get("release") or p["service"], namespace=p["namespace"],
         flow=f.get("name"), flow_action=f.get("action"), message=p.get("reason") or "",
         **given(p, "depends_on", "lifecycle_state", "require_dependencies", "dependency_timeout",
-                "dependencies_since"),
+                "dependencies_since", "site", "removed_with"),
         **given(f, "planned", "target_version", "from_revision", "result"))
     lease = None if module.check_mode or req.flow_action not in ("start", "end") else \
         flow_lease.FlowLease(dyn, req.namespace, req.service, flow_lease.holder_identity())

@@ -33,12 +33,16 @@ LOST_STATES = ("Failed", "Removed")
 FORMS = "name, name>=min_version or namespace/name>=min_version"
 
 
+REMOVED = "Removed"
+
+
 @dataclass(frozen=True)
 class Dependency:
     name: str
     namespace: str
     minimum: str = ""
     label: str = ""  # how messages name it: its name, with its namespace when not the dependent's
+    want: str = "Operational"  # or Removed: a dependent a removal waits for (removal goes in reverse)
 
 
 @dataclass(frozen=True)
@@ -82,6 +86,8 @@ def _problem(where: str, name: str, minimum: str, has_minimum: bool) -> str:
 
 def judge(dep: Dependency, record: Optional[Dict[str, Any]], since: Optional[datetime] = None) -> Verdict:
     """Whether the record (None: there is none) meets the dependency, and if not, why."""
+    if dep.want == REMOVED:
+        return _judge_removed(record, since)
     if record is None:
         return Verdict(False, False, f"no ServiceLifecycle in {dep.namespace}")
     status = record.get("status") or {}
@@ -103,6 +109,40 @@ def judge(dep: Dependency, record: Optional[Dict[str, Any]], since: Optional[dat
     if since is not None and (ended is None or ended < since):
         return Verdict(False, False, f"{why} before this run, not yet deployed again")
     return Verdict(False, True, f"{why}: {flow.get('message')}" if flow.get("message") else why)
+
+
+def _judge_removed(record: Optional[Dict[str, Any]], since: Optional[datetime]) -> Verdict:
+    """A dependent a removal waits for: met once Removed (or without a record);
+    lost when its own removal failed, in this run, and no flow runs on it."""
+    if record is None:
+        return Verdict(True, False, "no ServiceLifecycle")
+    status = record.get("status") or {}
+    state, flow = status.get("state") or "", status.get("flow") or {}
+    if state == REMOVED:
+        return Verdict(True, False, REMOVED)
+    if flow.get("state") == "Running":
+        return Verdict(False, False, f"{state or 'no state'}, its {flow.get('name')} flow running")
+    ended = last_change(status)
+    if state == "Failed" and (since is None or (ended is not None and ended >= since)):
+        return Verdict(False, True, f"Failed: {flow.get('message')}" if flow.get("message") else "Failed")
+    return Verdict(False, False, state or "no state")
+
+
+def dependents_of(records: Sequence[Dict[str, Any]], service: str, namespace: str) -> List[Dict[str, Any]]:
+    """The records whose dependsOn names the service (a malformed element
+    names nothing here: the dependent's own start refuses it)."""
+    out = []
+    for record in records:
+        home = (record.get("metadata") or {}).get("namespace") or namespace
+        for text in (record.get("spec") or {}).get("dependsOn") or []:
+            try:
+                dep = parse(text, home)
+            except PhaseError:
+                continue
+            if (dep.name, dep.namespace) == (service, namespace):
+                out.append(record)
+                break
+    return out
 
 
 def _gave_up(status: Dict[str, Any], since: Optional[datetime]) -> str:

@@ -33,7 +33,9 @@ from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import DEPENDENCIES_READY
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.objects import get_or_none
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.watch import KindWatch
-from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.dependencies import Dependency, Verdict, judge
+from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.dependencies import (
+    REMOVED, Dependency, Verdict, judge,
+)
 
 CONDITION = DEPENDENCIES_READY
 Report = Callable[[str, str], None]  # (reason, message) of the False condition
@@ -60,6 +62,10 @@ def _once(res: Any, service: str, deps: Sequence[Dependency], timeout: float,
           since: Optional[datetime]) -> Waited:
     verdicts = {d: judge(d, get_or_none(res, d.name, d.namespace), since) for d in deps}
     unmet = [d for d in deps if not verdicts[d].met]
+    if unmet and timeout <= 0 and _removal(deps):
+        raise PhaseError(f"{service} is depended on by services that are not Removed: {_listed(unmet, verdicts)}. "
+                         "Remove them first, give dependency_timeout to wait for them, "
+                         "or set require_dependencies=false")
     if unmet and timeout <= 0:
         raise PhaseError(f"{service} depends on services that are not Operational: {_listed(unmet, verdicts)}. "
                          "Run their flows first, give dependency_timeout to wait for them, "
@@ -157,6 +163,10 @@ class _Wait:
             return (f"{self.service} waited {took:.0f} s of dependency_timeout {timeout:g} and could not list "
                     f"the ServiceLifecycles in {unread}{': ' + self.broke if self.broke else ''}")
         unmet = [d for d in self.deps if not verdicts[d].met]
+        if _removal(self.deps):
+            return (f"{self.service} waited {took:.0f} s of dependency_timeout {timeout:g} for the services "
+                    f"that depend on it to be Removed; not yet: {_listed(unmet, verdicts)}. Remove them first, "
+                    "raise dependency_timeout, or set require_dependencies=false")
         return (f"{self.service} waited {took:.0f} s of dependency_timeout {timeout:g} for its dependencies; "
                 f"not met: {_listed(unmet, verdicts)}. Run their flows first, raise dependency_timeout, "
                 "or set require_dependencies=false")
@@ -178,7 +188,16 @@ def _met(deps: Sequence[Dependency], verdicts: Dict[Dependency, Verdict]) -> str
     return f"met: {_listed(deps, verdicts)}" if deps else "no dependencies"
 
 
+def _removal(deps: Sequence[Dependency]) -> bool:
+    """A removal's wait: for the services that depend on this one to be Removed."""
+    return bool(deps) and all(d.want == REMOVED for d in deps)
+
+
 def _lost(service: str, lost: Sequence[Dependency], verdicts: Dict[Dependency, Verdict]) -> PhaseError:
+    if _removal(lost):
+        return PhaseError(f"{service} is depended on by {_listed(lost, verdicts)}, whose removal failed: "
+                          f"{service} stays while they are there. Remove them first, "
+                          "or set require_dependencies=false")
     them, flows = ("it", "its flow") if len(lost) == 1 else ("them", "their flows")
     return PhaseError(f"{service} depends on {_listed(lost, verdicts)}: Failed or Removed, with no flow "
                       f"running to bring {them} back, so waiting would not help. Run {flows} first, "

@@ -14,7 +14,7 @@ first run completed, and the re-run goes on from the step that failed.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import FLOWS
@@ -44,6 +44,8 @@ class LifecycleRequest:
     require_dependencies: bool = True
     dependency_timeout: float = 0  # seconds a flow start waits for its dependencies; 0: read them once
     dependencies_since: str = ""  # a Failed or Removed dependency that ended before this is waited for
+    site: Optional[Mapping[str, Any]] = None  # name, level, run, expected_duration (site_member.py)
+    removed_with: Sequence[str] = ()  # a removal: dependents the same run removes, waited for
 
     def validate(self) -> None:
         if self.flow_action and self.flow not in FLOWS:

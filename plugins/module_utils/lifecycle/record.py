@@ -17,6 +17,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils.common import transi
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import ConflictError, DynamicApiError
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.crd import lcm_resource
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.objects import applied, get_or_none
+from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.site_member import SiteMember, site_metadata
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError, api_error
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import (
     API_VERSION, FAILED, LABEL_SERVICE, LIFECYCLE_KIND, RUNNING_STATE, SUCCEEDED,
@@ -33,21 +34,26 @@ class Lifecycle:
         self.dyn, self.namespace, self.service, self.release = dyn, namespace, service, release
         self.res = lcm_resource(dyn, LIFECYCLE_KIND)
 
-    def ensure(self, depends_on: Optional[Sequence[str]] = None) -> Dict[str, Any]:
-        """Create the record if it is missing; set dependsOn when it is given.
-        (An apply without dependsOn would remove the one an earlier apply set.)"""
+    def ensure(self, depends_on: Optional[Sequence[str]] = None,
+               site: Optional[SiteMember] = None) -> Dict[str, Any]:
+        """Create the record if it is missing; set dependsOn, and the site it
+        belongs to, when they are given. (An apply without them would remove
+        what an earlier apply set: what is not given is carried over.)"""
         current = self.get()
-        if current is not None and depends_on is None:
+        if current is not None and depends_on is None and site is None:
             return current
         spec: Dict[str, Any] = {"service": self.service, "release": self.release}
         if depends_on is None:
             depends_on = ((current or {}).get("spec") or {}).get("dependsOn")
         if depends_on is not None:
             spec["dependsOn"] = list(depends_on)
-        body = {"apiVersion": API_VERSION, "kind": LIFECYCLE_KIND,
-                "metadata": {"name": self.service, "namespace": self.namespace,
-                             "labels": {LABEL_SERVICE: self.service}},
-                "spec": spec}
+        kept = site_metadata(current)
+        labels = dict(kept["labels"], **(site.labels() if site else {}), **{LABEL_SERVICE: self.service})
+        metadata: Dict[str, Any] = {"name": self.service, "namespace": self.namespace, "labels": labels}
+        annotations = dict(kept["annotations"], **(site.annotations() if site else {}))
+        if annotations:
+            metadata["annotations"] = annotations
+        body = {"apiVersion": API_VERSION, "kind": LIFECYCLE_KIND, "metadata": metadata, "spec": spec}
         return applied(self.res, body, self.namespace, what="servicelifecycles")
 
     def running_flow(self) -> str:

@@ -11,13 +11,20 @@ modules read, so that they do not ship the wait.
 from __future__ import annotations
 
 import copy
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.timefmt import now_text as now, parse_time
-from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.dependencies import parse_all
+from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import DynamicApiError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError, api_error
+from ansible_collections.lcm.openstack.plugins.module_utils.kube import paging
+from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.dependencies import (
+    REMOVED, Dependency, dependents_of, parse_all,
+)
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.dependency_wait import CONDITION, Waited, settle
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.flow import LifecycleRequest, end, report, start, summary
+from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle import site_member
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.record import Lifecycle, set_condition
+from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.site_member import SiteMember
 
 
 def run(lifecycle: Lifecycle, req: LifecycleRequest, check_mode: bool = False) -> Dict[str, Any]:
@@ -26,12 +33,14 @@ def run(lifecycle: Lifecycle, req: LifecycleRequest, check_mode: bool = False) -
     req.validate()
     if req.depends_on is not None:  # a malformed element is refused before the record keeps it
         parse_all(req.depends_on, req.namespace, req.service)
+    site = SiteMember.given(req.site)
     changed = False
     existing = lifecycle.get()
-    if existing is None or (req.depends_on is not None
-                            and list((existing.get("spec") or {}).get("dependsOn") or []) != list(req.depends_on)):
+    if existing is None or site_member.differs(existing, site) or (
+            req.depends_on is not None
+            and list((existing.get("spec") or {}).get("dependsOn") or []) != list(req.depends_on)):
         if not check_mode:
-            lifecycle.ensure(depends_on=req.depends_on)
+            lifecycle.ensure(depends_on=req.depends_on, site=site)
         changed = True
     waited = dependencies_met(lifecycle, req, check_mode) \
         if req.flow_action == "start" and req.require_dependencies else None
@@ -62,15 +71,43 @@ def run(lifecycle: Lifecycle, req: LifecycleRequest, check_mode: bool = False) -
 
 
 def dependencies_met(lifecycle: Lifecycle, req: LifecycleRequest, check_mode: bool = False) -> Waited:
-    """Wait until the services the record depends on are met; what it waits
-    for is written to the record's DependenciesReady condition."""
-    texts = req.depends_on if req.depends_on is not None else \
-        ((lifecycle.get() or {}).get("spec") or {}).get("dependsOn") or []
+    """Wait until the services the record depends on are met (for a removal:
+    until the services that depend on it are Removed); what it waits for is
+    written to the record's DependenciesReady condition."""
+    if req.flow == "remove":
+        deps = removal_order(lifecycle, req)
+    else:
+        texts = req.depends_on if req.depends_on is not None else \
+            ((lifecycle.get() or {}).get("spec") or {}).get("dependsOn") or []
+        deps = parse_all(texts, req.namespace, req.service)
 
     def tell(reason: str, message: str) -> None:
         lifecycle.update(lambda status: set_condition(status, CONDITION, False, reason, message, now()))
-    return settle(lifecycle.dyn, lifecycle.res, req.service, parse_all(texts, req.namespace, req.service),
+    return settle(lifecycle.dyn, lifecycle.res, req.service, deps,
                   req.dependency_timeout, parse_time(req.dependencies_since), tell, check_mode)
+
+
+def removal_order(lifecycle: Lifecycle, req: LifecycleRequest) -> List[Dependency]:
+    """A service is not removed while a service that depends on it is
+    Operational (or has a flow running): refused at once, naming them, unless
+    the same run removes them too (`removed_with`, a site's removal), which
+    is then waited for. Dependents are read in the service's namespace."""
+    try:
+        records = paging.read(lifecycle.res, lifecycle.namespace, None, lambda item: item)
+    except DynamicApiError as exc:
+        raise api_error(exc, "list", "servicelifecycles", lifecycle.namespace) from exc
+    dependents = [r for r in dependents_of(records, req.service, req.namespace)
+                  if (r.get("status") or {}).get("state") != REMOVED]
+    blocking = [r for r in dependents if r["metadata"]["name"] not in req.removed_with and (
+        (r.get("status") or {}).get("state") == "Operational"
+        or ((r.get("status") or {}).get("flow") or {}).get("state") == "Running")]
+    if blocking:
+        named = ", ".join(f"{r['metadata']['name']} ({(r.get('status') or {}).get('state') or 'no state'})"
+                          for r in blocking)
+        raise PhaseError(f"{req.service} is depended on by {named}: remove them first, or remove the whole site "
+                         "(playbooks/site_remove.yml), or set require_dependencies=false")
+    return [Dependency(r["metadata"]["name"], req.namespace, label=r["metadata"]["name"], want=REMOVED)
+            for r in dependents if r["metadata"]["name"] in req.removed_with]
 
 
 def _ready(status: Dict[str, Any], req: LifecycleRequest, waited: Optional[Waited], at: str) -> None:

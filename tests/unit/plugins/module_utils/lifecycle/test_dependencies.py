@@ -10,7 +10,7 @@ import pytest
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.common.timefmt import parse_time
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.dependencies import (
-    Dependency, judge, last_change, parse, parse_all,
+    REMOVED, Dependency, dependents_of, judge, last_change, parse, parse_all,
 )
 
 SINCE = parse_time("2026-02-01T00:00:00Z")
@@ -136,3 +136,32 @@ def test_one_whose_flow_gave_up_waiting_is_lost_so_the_failure_climbs_at_once() 
     assert _why("dep", running, SINCE)[1] is False
     # Operational at the version asked: a give-up of an update does not matter.
     assert _why("dep", _gave_up("Timeout", "2026-02-01T00:05:00Z", state="Operational"), SINCE)[0] is True
+
+
+def _removal(record: Optional[Dict[str, Any]], since=None) -> tuple:
+    verdict = judge(Dependency("placement", "openstack", label="placement", want=REMOVED), record, since)
+    return verdict.met, verdict.lost, verdict.why
+
+
+def test_a_removal_waits_for_its_dependent_to_be_removed_and_gives_up_when_that_fails() -> None:
+    assert _removal(None) == (True, False, "no ServiceLifecycle")
+    assert _removal(_record("Removed")) == (True, False, "Removed")
+    assert _removal(_record("Removing", flow={"name": "remove", "state": "Running"})) == (
+        False, False, "Removing, its remove flow running")
+    assert _removal(_record("Operational")) == (False, False, "Operational")
+    failed = _record("Failed", flow={"name": "remove", "state": "Failed", "completedAt": "2026-02-01T00:05:00Z",
+                                     "message": "uninstall failed"})
+    assert _removal(failed, SINCE) == (False, True, "Failed: uninstall failed")
+    # Failed before this run: the run may still remove it.
+    earlier = _record("Failed", flow={"name": "update", "state": "Failed", "completedAt": "2026-01-05T00:00:00Z"})
+    assert _removal(earlier, SINCE) == (False, False, "Failed")
+
+
+def test_dependents_are_the_records_whose_depends_on_names_the_service() -> None:
+    def rec(name: str, namespace: str, depends: list) -> Dict[str, Any]:
+        return {"metadata": {"name": name, "namespace": namespace}, "spec": {"dependsOn": depends}}
+    records = [rec("placement", "openstack", ["keystone>=2026.1", "mariadb"]), rec("glance", "openstack", ["keystone"]),
+               rec("nova", "compute", ["openstack/keystone"]), rec("horizon", "compute", ["keystone"]),
+               rec("odd", "openstack", ["not a name!"]), rec("memcached", "openstack", [])]
+    assert [r["metadata"]["name"] for r in dependents_of(records, "keystone", "openstack")] == [
+        "placement", "glance", "nova"]

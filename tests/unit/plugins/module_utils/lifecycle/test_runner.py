@@ -29,11 +29,15 @@ class _Lifecycle:
     def get(self) -> Optional[Dict[str, Any]]:
         return copy.deepcopy(self.record)
 
-    def ensure(self, depends_on: Optional[List[str]] = None) -> Dict[str, Any]:
+    def ensure(self, depends_on: Optional[List[str]] = None, site: Any = None) -> Dict[str, Any]:
         self.record = self.record or {"metadata": {"name": "glance", "namespace": "openstack"},
                                       "spec": {"service": "glance", "release": "glance"}}
         if depends_on is not None:
             self.record["spec"]["dependsOn"] = list(depends_on)
+        if site is not None:
+            meta = self.record["metadata"]
+            meta["labels"] = dict(meta.get("labels") or {}, **site.labels())
+            meta["annotations"] = dict(meta.get("annotations") or {}, **site.annotations())
         self.writes.append("spec")
         return self.get()
 
@@ -158,3 +162,71 @@ def test_check_mode_asks_the_wait_in_check_mode_and_writes_nothing(settle: _Sett
     out = runner.run(lifecycle, _req(dependency_timeout=600), check_mode=True)
     assert settle.asked["check_mode"] is True and lifecycle.writes == []
     assert out["waited_for"] == ["keystone"] and out["changed"] is True
+
+
+def test_a_site_member_is_labelled_once_and_keeps_its_run_when_none_is_given() -> None:
+    lifecycle = _Lifecycle()
+    site = {"name": "example", "level": 1, "run": "2026-02-01T00:00:00Z", "expected_duration": 120}
+    assert runner.run(lifecycle, LifecycleRequest("glance", "glance", "openstack", site=site))["changed"]
+    meta = lifecycle.record["metadata"]
+    assert meta["labels"] == {"lifecycle.openstack.org/site": "example"}
+    assert meta["annotations"] == {"lifecycle.openstack.org/site-level": "1",
+                                   "lifecycle.openstack.org/site-run": "2026-02-01T00:00:00Z",
+                                   "lifecycle.openstack.org/site-expected-seconds": "120"}
+    # The same again, or without a run (a later run with nothing to do for it): no write.
+    writes = list(lifecycle.writes)
+    assert not runner.run(lifecycle, LifecycleRequest("glance", "glance", "openstack", site=site))["changed"]
+    unchanged = dict(site, run="")
+    assert not runner.run(lifecycle, LifecycleRequest("glance", "glance", "openstack", site=unchanged))["changed"]
+    assert lifecycle.writes == writes
+    # Another level is written.
+    assert runner.run(lifecycle, LifecycleRequest("glance", "glance", "openstack", site=dict(site, level=2)))["changed"]
+
+
+@pytest.mark.parametrize("site, why", [
+    ({"name": ""}, "site.name is required"),
+    ({"name": "example", "level": -1}, "0 or more"),
+    ({"name": "example", "run": "yesterday"}, "is not a timestamp"),
+])
+def test_a_bad_site_is_refused_before_anything_is_written(site: Dict[str, Any], why: str) -> None:
+    lifecycle = _Lifecycle()
+    with pytest.raises(PhaseError, match=why):
+        runner.run(lifecycle, LifecycleRequest("glance", "glance", "openstack", site=site))
+    assert lifecycle.writes == []
+
+
+class _Records:
+    """The namespace's ServiceLifecycles, as one list answers them."""
+
+    def __init__(self, *records: Dict[str, Any]) -> None:
+        self.items = list(records)
+
+    def get(self, **_kw: Any) -> Any:
+        items = self.items
+
+        class _Page:
+            @staticmethod
+            def to_dict() -> Dict[str, Any]:
+                return {"items": items, "metadata": {}}
+        return _Page()
+
+
+def _dependent(name: str, state: str) -> Dict[str, Any]:
+    return {"metadata": {"name": name, "namespace": "openstack"}, "spec": {"dependsOn": ["glance"]},
+            "status": {"state": state}}
+
+
+def test_a_removal_is_refused_while_an_operational_service_depends_on_it(settle: _Settle) -> None:
+    lifecycle = _Lifecycle({"metadata": {"name": "glance"}, "spec": {}, "status": {"state": "Operational"}})
+    lifecycle.res = _Records(_dependent("nova", "Operational"), _dependent("cinder", "Removed"),
+                             _dependent("heat", "Failed"))
+    with pytest.raises(PhaseError, match=r"glance is depended on by nova \(Operational\): remove them first"):
+        runner.run(lifecycle, _req(flow="remove", depends_on=None))
+    assert lifecycle.writes == [] and settle.asked == {}
+
+
+def test_a_site_removal_waits_for_the_dependents_it_removes_too(settle: _Settle) -> None:
+    lifecycle = _Lifecycle({"metadata": {"name": "glance"}, "spec": {}, "status": {"state": "Operational"}})
+    lifecycle.res = _Records(_dependent("nova", "Operational"), _dependent("cinder", "Removed"))
+    runner.run(lifecycle, _req(flow="remove", depends_on=None, removed_with=["nova"], dependency_timeout=60))
+    assert settle.asked["deps"] == ["nova"] and settle.asked["timeout"] == 60
