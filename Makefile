@@ -33,7 +33,7 @@ export PATH := $(BIN):$(PATH)
 SHELL_SCRIPTS := tests/cluster/build tests/cluster/up tests/cluster/down tests/cluster/status \
 	tests/cluster/lib.sh tests/with-bed tests/sanity/run
 
-.PHONY: help venv tools bed bed-up bed-down collection demo test test-all unit integration sanity lint molecule \
+.PHONY: help venv tools bed bed-up bed-down collection demo site-charts site test test-all unit integration sanity lint molecule \
 	bench-bed bench-phase-lag bench-phase-scale bench-noop bench-greenfield clean
 
 help:
@@ -73,6 +73,17 @@ bed-up: bed
 bed-down:
 	tests/cluster/down
 
+# The stock openstack-helm charts of examples/site, each copied beside
+# helm-toolkit with its dependencies built, under build/openstack-helm/ (the
+# tests use the same copies). SITE_CHARTS: where the charts are.
+SITE_CHARTS ?= $(CURDIR)/../shared/charts/openstack-helm
+site-charts: venv bed
+	PYTHONPATH=tests $(WITH_BED) $(BIN)/python -m support.openstack_helm --source $(SITE_CHARTS) mariadb memcached rabbitmq keystone placement
+
+# The example site, in dependency order (make site ARGS=--check for the plan).
+site: collection bed site-charts
+	$(WITH_BED) $(BIN)/ansible-playbook -i examples/site playbooks/site.yml --forks 5 $(ARGS)
+
 demo: collection bed
 	$(WITH_BED) $(BIN)/ansible-playbook -i examples/inventory.yml playbooks/demo.yml
 
@@ -105,6 +116,9 @@ test-all:
 	done; \
 	for p in "$${pids[@]}"; do wait "$$p" || true; done; \
 	[[ -f $(TEST_LOGS)/failed ]] && mapfile -t -O "$${#failed[@]}" failed < $(TEST_LOGS)/failed; \
+	for t in "$${failed[@]}"; do [[ -f $(TEST_LOGS)/$$t.log ]] || continue; \
+	  echo "==> $$t: the failures in its log ($(TEST_LOGS)/$$t.log)"; \
+	  sed "s/\x1b\[[0-9;]*m//g" $(TEST_LOGS)/$$t.log | grep -a -n -E "CRITICAL|fatal: \[|FAILED|Error:" | tail -n 12; done; \
 	if (( $${#failed[@]} )); then echo "FAILED: $${failed[*]}"; exit 1; fi; \
 	echo "all suites passed: unit integration molecule sanity lint"
 

@@ -20,6 +20,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Dict, Iterator, List, Mapping, Optional, Sequence
@@ -193,3 +194,25 @@ def install_infrastructure(kubeconfig: str, namespace: str = "openstack",
     """mariadb, memcached and rabbitmq from the stock charts, Ready."""
     for name, overrides in INFRASTRUCTURE.items():
         install(kubeconfig, name, namespace, overrides, timeout)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Prepare charts from the command line (make site-charts): each printed
+    as the path an inventory points at."""
+    import argparse  # pylint: disable=import-outside-toplevel
+
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("--source", type=Path, default=SOURCE, help="where the stock charts are")
+    parser.add_argument("charts", nargs="+")
+    args = parser.parse_args(argv)
+    try:
+        for name in args.charts:
+            print(chart(name, source=args.source))
+    except (ChartsMissing, subprocess.CalledProcessError) as exc:
+        print(f"cannot prepare the charts: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,205 @@
+"""A whole site on the bed: examples/site (mariadb, memcached, rabbitmq,
+keystone, placement from the stock openstack-helm charts) through
+playbooks/site.yml, as an operator runs it, and as AWX runs it in two job
+slices. What is checked is what the cluster holds afterwards: each service's
+ServiceLifecycle and the Phases its flow ran, whose times show the order.
+
+The tests run in order and share the site's namespace, as a site's runs do.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import uuid
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Dict, Iterator, List, Sequence
+
+import ansible_runner
+import pytest
+import yaml
+from kubernetes import dynamic
+
+from support import openstack_helm
+from support.ansible import ROOT
+
+pytestmark = pytest.mark.bed
+
+GROUP = "lifecycle.openstack.org/v1alpha1"
+BIN = Path(sys.executable).parent
+SITE = ROOT / "examples" / "site"
+SERVICES = ("mariadb", "memcached", "rabbitmq", "keystone", "placement")
+LEVELS = {"mariadb": 0, "memcached": 0, "rabbitmq": 0, "keystone": 1, "placement": 2}
+
+
+def when(stamp: str) -> datetime:
+    return datetime.strptime(stamp.replace("Z", "")[:19], "%Y-%m-%dT%H:%M:%S")
+
+
+class Site:
+    """The example site copied into a directory of its own, pointed at one
+    namespace, and the runs of it."""
+
+    def __init__(self, directory: Path, kubeconfig: str, dyn: dynamic.DynamicClient, namespace: str) -> None:
+        self.dir, self.kubeconfig, self.dyn, self.namespace = directory, kubeconfig, dyn, namespace
+        shutil.copytree(SITE, directory)
+        group = self.dir / "group_vars" / "openstack_services.yml"
+        shared = yaml.safe_load(group.read_text())
+        shared.update(openstack_namespace=namespace, site_charts=str(openstack_helm.CACHE), phase_timeout=300)
+        group.write_text(yaml.safe_dump(shared))
+        for name in SERVICES:
+            openstack_helm.chart(name)
+        # The mariadb chart's CRDs are cluster-wide: only one release owns them.
+        crds = openstack_helm.shared_overrides(kubeconfig, "mariadb", "mariadb", namespace)
+        if crds:
+            self.set_host_var("mariadb", "values", {"manifests": {"crds": False}})
+
+    def set_host_var(self, host: str, key: str, value: Any) -> None:
+        path = self.dir / "host_vars" / f"{host}.yml"
+        data = yaml.safe_load(path.read_text()) or {}
+        data[key] = value
+        path.write_text(yaml.safe_dump(data))
+
+    def env(self) -> Dict[str, str]:
+        return dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0", KUBECONFIG=self.kubeconfig,
+                    K8S_AUTH_KUBECONFIG=self.kubeconfig, HELM_BIN=openstack_helm.helm_bin(),
+                    ANSIBLE_COLLECTIONS_PATH=str(ROOT / "build" / "collections"))
+
+    def command(self, *args: str, playbook: str = "site.yml") -> List[str]:
+        return [str(BIN / "ansible-playbook"), "-i", str(self.dir), str(ROOT / "playbooks" / playbook),
+                "--forks", "5", *args]
+
+    def run(self, *args: str, playbook: str = "site.yml") -> subprocess.CompletedProcess:
+        return subprocess.run(self.command(*args, playbook=playbook), env=self.env(), capture_output=True,
+                              text=True, check=False)
+
+    def lifecycle(self, service: str) -> Dict[str, Any]:
+        res = self.dyn.resources.get(api_version=GROUP, kind="ServiceLifecycle")
+        found = res.get(namespace=self.namespace, label_selector=f"lifecycle.openstack.org/service={service}")
+        items = found.to_dict()["items"]
+        return items[0] if items else {}
+
+    def phases(self, service: str) -> List[Dict[str, Any]]:
+        res = self.dyn.resources.get(api_version=GROUP, kind="Phase")
+        found = res.get(namespace=self.namespace, label_selector=f"lifecycle.openstack.org/service={service}")
+        return sorted(found.to_dict()["items"], key=lambda p: p["metadata"]["creationTimestamp"])
+
+
+def ok(run: subprocess.CompletedProcess) -> str:
+    assert run.returncode == 0, (run.stdout + run.stderr)[-6000:]
+    return run.stdout
+
+
+def assert_in_dependency_order(site: Site, services: Sequence[str] = SERVICES) -> None:
+    """Every service's first Phase was created once each of its dependencies'
+    flows had ended (Operational), and the services of level 0 ran side by side."""
+    records = {s: site.lifecycle(s) for s in services}
+    for name, record in records.items():
+        assert record["status"]["state"] == "Operational", (name, record.get("status"))
+    for name in services:
+        first = site.phases(name)[0]["metadata"]["creationTimestamp"]
+        for dep in (records[name]["spec"].get("dependsOn") or []):
+            dep_name = dep.split("/")[-1].split(">=")[0]
+            done = records[dep_name]["status"]["flow"]["completedAt"]
+            assert when(first) >= when(done), f"{name} started at {first}, before {dep_name} was done at {done}"
+    level0 = [records[s]["status"]["flow"] for s in services if LEVELS[s] == 0]
+    assert max(when(f["startedAt"]) for f in level0) <= min(when(f["completedAt"]) for f in level0), level0
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory, kubeconfig: str, dyn: dynamic.DynamicClient,
+         crds: None) -> Iterator[Site]:
+    namespace = f"site-{uuid.uuid4().hex[:6]}"
+    yield Site(tmp_path_factory.mktemp("site") / "inventory", kubeconfig, dyn, namespace)
+    dyn.resources.get(api_version="v1", kind="Namespace").delete(name=namespace)
+
+
+def test_a_cycle_is_refused_before_anything_runs(site: Site) -> None:
+    site.set_host_var("mariadb", "depends_on", ["placement"])
+    try:
+        run = site.run()
+    finally:
+        site.set_host_var("mariadb", "depends_on", [])
+    assert run.returncode != 0
+    assert "mariadb -> placement -> keystone -> mariadb" in run.stdout or \
+        "placement -> keystone -> mariadb -> placement" in run.stdout or \
+        "keystone -> mariadb -> placement -> keystone" in run.stdout, run.stdout[-3000:]
+    assert not any(site.lifecycle(s) for s in SERVICES)
+
+
+def test_check_mode_prints_the_plan_and_changes_nothing(site: Site) -> None:
+    out = ok(site.run("--check"))
+    for service in SERVICES:
+        assert f"{service}" in out
+    assert "greenfield" in out and "critical path" in out.lower()
+    assert not any(site.lifecycle(s) for s in SERVICES)
+
+
+def test_the_site_deploys_in_dependency_order_with_parallel_levels(site: Site) -> None:
+    out = ok(site.run())
+    assert_in_dependency_order(site)
+    # The summary table: every service, its flow and result; keystone waited.
+    table = out[out.rindex("LEVEL"):]
+    for service in SERVICES:
+        row = next(line for line in table.splitlines() if f" {service} " in line)
+        assert "greenfield" in row and "Succeeded" in row, row
+    keystone = next(line for line in table.splitlines() if " keystone " in line)
+    assert "mariadb" in keystone or "rabbitmq" in keystone or "memcached" in keystone, table
+
+
+def test_a_changed_keystone_version_updates_keystone_only(site: Site) -> None:
+    before = {s: site.lifecycle(s)["status"]["flow"]["startedAt"] for s in SERVICES}
+    tag = "quay.io/airshipit/keystone:2026.2-ubuntu_noble"
+    site.set_host_var("keystone", "version", "2026.2")
+    site.set_host_var("keystone", "values", {"images": {"tags": {"keystone_api": tag, "keystone_db_sync": tag}}})
+    out = ok(site.run())
+    keystone = site.lifecycle("keystone")["status"]
+    assert (keystone["flow"]["name"], keystone["currentVersion"]) == ("update", "2026.2")
+    for service in SERVICES:
+        if service != "keystone":
+            assert site.lifecycle(service)["status"]["flow"]["startedAt"] == before[service], service
+    table = out[out.rindex("LEVEL"):]
+    assert "Nothing to do" in next(line for line in table.splitlines() if " placement " in line)
+
+
+def test_a_second_run_changes_nothing(site: Site) -> None:
+    out = ok(site.run())
+    assert "changed=" in out
+    for line in out[out.rindex("PLAY RECAP"):].splitlines()[1:]:
+        if line.strip():
+            assert "changed=0" in line, line
+
+
+def test_two_awx_slices_keep_the_order(tmp_path: Path, kubeconfig: str, dyn: dynamic.DynamicClient,
+                                       crds: None) -> None:
+    """Two ansible-runner jobs, each given half the hosts as AWX slices an
+    inventory, started together: the order holds across them."""
+    namespace = f"site-{uuid.uuid4().hex[:6]}"
+    site = Site(tmp_path / "inventory", kubeconfig, dyn, namespace)
+    try:
+        slices = [("mariadb", "rabbitmq", "placement"), ("memcached", "keystone")]
+        threads, runners = [], []
+        for number, hosts in enumerate(slices, 1):
+            inventory = tmp_path / f"slice{number}"
+            shutil.copytree(site.dir, inventory)
+            (inventory / "inventory.yml").write_text(yaml.safe_dump(
+                {"all": {"children": {"openstack_services": {"hosts": {h: None for h in hosts}}}}}))
+            env = {k: v for k, v in site.env().items() if k in (
+                "PATH", "HOME", "HELM_BIN", "KUBECTL_BIN", "KUBECONFIG", "K8S_AUTH_KUBECONFIG",
+                "ANSIBLE_COLLECTIONS_PATH", "ANSIBLE_NOCOLOR")}
+            thread, runner = ansible_runner.run_async(
+                private_data_dir=str(tmp_path / f"job{number}"), playbook=str(ROOT / "playbooks" / "site.yml"),
+                inventory=str(inventory), extravars={"sliced": True}, envvars=env, forks=5, quiet=True,
+                ident=f"slice{number}")
+            threads.append(thread)
+            runners.append(runner)
+        for thread in threads:
+            thread.join()
+        for runner in runners:
+            assert (runner.status, runner.rc) == ("successful", 0), runner.stdout.read()[-4000:]
+        assert_in_dependency_order(site)
+    finally:
+        dyn.resources.get(api_version="v1", kind="Namespace").delete(name=namespace)
