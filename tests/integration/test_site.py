@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
+import socket
 import subprocess
 import sys
 import uuid
@@ -23,7 +25,7 @@ import pytest
 import yaml
 from kubernetes import dynamic
 
-from support import openstack_helm
+from support import kube, openstack_helm
 from support.ansible import ROOT
 
 pytestmark = pytest.mark.bed
@@ -55,7 +57,12 @@ class Site:
         # The mariadb chart's CRDs are cluster-wide: only one release owns them.
         crds = openstack_helm.shared_overrides(kubeconfig, "mariadb", "mariadb", namespace)
         if crds:
-            self.set_host_var("mariadb", "values", {"manifests": {"crds": False}})
+            values = self.host_vars("mariadb").get("values") or {}
+            values.setdefault("manifests", {})["crds"] = False
+            self.set_host_var("mariadb", "values", values)
+
+    def host_vars(self, host: str) -> Dict[str, Any]:
+        return yaml.safe_load((self.dir / "host_vars" / f"{host}.yml").read_text()) or {}
 
     def set_host_var(self, host: str, key: str, value: Any) -> None:
         path = self.dir / "host_vars" / f"{host}.yml"
@@ -114,7 +121,8 @@ def site(tmp_path_factory: pytest.TempPathFactory, kubeconfig: str, dyn: dynamic
          crds: None) -> Iterator[Site]:
     namespace = f"site-{uuid.uuid4().hex[:6]}"
     yield Site(tmp_path_factory.mktemp("site") / "inventory", kubeconfig, dyn, namespace)
-    dyn.resources.get(api_version="v1", kind="Namespace").delete(name=namespace)
+    if kube.get_or_none(dyn, "v1", "Namespace", namespace, None):
+        dyn.resources.get(api_version="v1", kind="Namespace").delete(name=namespace)
 
 
 def test_a_cycle_is_refused_before_anything_runs(site: Site) -> None:
@@ -165,12 +173,101 @@ def test_a_changed_keystone_version_updates_keystone_only(site: Site) -> None:
     assert "Nothing to do" in next(line for line in table.splitlines() if " placement " in line)
 
 
+def _keystone_at(site: Site, version: str) -> None:
+    tag = f"quay.io/airshipit/keystone:{version}-ubuntu_noble"
+    site.set_host_var("keystone", "version", version)
+    site.set_host_var("keystone", "values", {"images": {"tags": {"keystone_api": tag, "keystone_db_sync": tag}}})
+
+
+def _flow_running(site: Site, version: str) -> None:
+    kube.wait_for(site.dyn, GROUP, "ServiceLifecycle", "keystone", site.namespace,
+                  lambda r: ((r.get("status") or {}).get("flow") or {}).get("state") == "Running"
+                  and r["status"]["flow"].get("targetVersion") == version, timeout=120)
+
+
+def test_a_second_run_on_a_service_in_flight_is_refused_naming_the_holder(site: Site) -> None:
+    _keystone_at(site, "2026.3")
+    first = subprocess.Popen(site.command("--limit", "keystone"), env=site.env(), stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True)
+    try:
+        _flow_running(site, "2026.3")
+        second = site.run("--limit", "keystone")
+    finally:
+        out, _ = first.communicate(timeout=600)
+    assert first.returncode == 0, out[-4000:]
+    assert second.returncode != 0
+    # Refused before it changed anything, naming the run that holds the service.
+    assert f"keystone is held by another update flow: {socket.gethostname()}/{first.pid}" in second.stdout, \
+        second.stdout[-3000:]
+    assert site.lifecycle("keystone")["status"]["currentVersion"] == "2026.3"
+
+
+def _kill_every_process_of(marker: str) -> int:
+    """SIGKILL every process whose environment carries the marker: the
+    playbook, its module processes and the Lease renewer a flow's start left
+    behind (its own session), as when the machine running a job is lost."""
+    killed = 0
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and marker.encode() in (proc / "environ").read_bytes():
+                os.kill(int(proc.name), signal.SIGKILL)
+                killed += 1
+        except OSError:
+            continue
+    return killed
+
+
+def test_a_run_lost_mid_flow_is_taken_over_by_the_next_and_the_record_says_so(site: Site) -> None:
+    _keystone_at(site, "2026.4")
+    marker = f"LCM_TEST_LOST_RUN={uuid.uuid4().hex}"
+    env = dict(site.env(), LCM_TEST_LOST_RUN=marker.split("=", 1)[1])
+    lost = subprocess.Popen(site.command("--limit", "keystone"), env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    _flow_running(site, "2026.4")
+    assert _kill_every_process_of(marker) >= 2  # the playbook and the renewer at least
+    lost.wait()
+    # Nothing gave the Lease back: the next run takes it over (its holder's
+    # process is gone from this host; from another host, after 60 s without
+    # renewal) and finishes the update that was interrupted.
+    ok(site.run("--limit", "keystone"))
+    record = site.lifecycle("keystone")
+    assert record["status"]["currentVersion"] == "2026.4"
+    lease = kube.get_or_none(site.dyn, "coordination.k8s.io/v1", "Lease", "lcm-flow-keystone", site.namespace)
+    taken = lease["metadata"]["annotations"]["lifecycle.openstack.org/taken-over-from"]
+    assert taken.startswith(f"{socket.gethostname()}/{lost.pid} (update flow)"), taken
+    (cond,) = [c for c in record["status"]["conditions"] if c["type"] == "FlowLeaseTakenOver"]
+    assert f"taken over from {socket.gethostname()}/{lost.pid}" in cond["message"], cond
+
+
 def test_a_second_run_changes_nothing(site: Site) -> None:
     out = ok(site.run())
     assert "changed=" in out
     for line in out[out.rindex("PLAY RECAP"):].splitlines()[1:]:
         if line.strip():
             assert "changed=0" in line, line
+
+
+def test_a_service_others_depend_on_is_not_removed_alone(site: Site) -> None:
+    run = site.run("--limit", "keystone", playbook="site_remove.yml")
+    assert run.returncode != 0
+    assert "keystone is depended on by placement (Operational): remove them first" in run.stdout, run.stdout[-3000:]
+    assert site.lifecycle("keystone")["status"]["state"] == "Operational"
+
+
+def test_the_site_is_removed_dependents_first(site: Site) -> None:
+    out = ok(site.run(playbook="site_remove.yml"))
+    records = {s: site.lifecycle(s) for s in SERVICES}
+    assert {s: r["status"]["state"] for s, r in records.items()} == {s: "Removed" for s in SERVICES}
+    # Each service's uninstall began once every service depending on it had been removed.
+    for name in SERVICES:
+        (uninstall,) = [p for p in site.phases(name) if p["spec"]["type"] == "uninstall"][-1:]
+        for other in SERVICES:
+            deps = [d.split("/")[-1].split(">=")[0] for d in records[other]["spec"].get("dependsOn") or []]
+            if name in deps:
+                done = records[other]["status"]["flow"]["completedAt"]
+                assert when(uninstall["metadata"]["creationTimestamp"]) >= when(done), (name, other)
+    table = out[out.rindex("LEVEL"):]
+    assert all("remove" in line for line in table.splitlines()[1:6]), table
 
 
 def test_two_awx_slices_keep_the_order(tmp_path: Path, kubeconfig: str, dyn: dynamic.DynamicClient,
@@ -190,6 +287,7 @@ def test_two_awx_slices_keep_the_order(tmp_path: Path, kubeconfig: str, dyn: dyn
             env = {k: v for k, v in site.env().items() if k in (
                 "PATH", "HOME", "HELM_BIN", "KUBECTL_BIN", "KUBECONFIG", "K8S_AUTH_KUBECONFIG",
                 "ANSIBLE_COLLECTIONS_PATH", "ANSIBLE_NOCOLOR")}
+            (tmp_path / f"job{number}").mkdir()
             thread, runner = ansible_runner.run_async(
                 private_data_dir=str(tmp_path / f"job{number}"), playbook=str(ROOT / "playbooks" / "site.yml"),
                 inventory=str(inventory), extravars={"sliced": True}, envvars=env, forks=5, quiet=True,
@@ -202,4 +300,5 @@ def test_two_awx_slices_keep_the_order(tmp_path: Path, kubeconfig: str, dyn: dyn
             assert (runner.status, runner.rc) == ("successful", 0), runner.stdout.read()[-4000:]
         assert_in_dependency_order(site)
     finally:
-        dyn.resources.get(api_version="v1", kind="Namespace").delete(name=namespace)
+        if kube.get_or_none(dyn, "v1", "Namespace", namespace, None):
+            dyn.resources.get(api_version="v1", kind="Namespace").delete(name=namespace)

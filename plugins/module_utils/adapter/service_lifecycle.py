@@ -34,6 +34,8 @@ def run_service_lifecycle(module: Any) -> None:
         renewing = bool(taken) and req.require_dependencies and req.dependency_timeout > 0
         if renewing:
             lease_renewer.keep_renewed(dyn, lease)
+        if taken and taken.action == "took-over":
+            req.took_over = taken.message
         try:
             result = runner.run(Lifecycle(dyn, req.namespace, req.service, req.release), req, module.check_mode)
         except PhaseError:

@@ -46,6 +46,7 @@ class LifecycleRequest:
     dependencies_since: str = ""  # a Failed or Removed dependency that ended before this is waited for
     site: Optional[Mapping[str, Any]] = None  # name, level, run, expected_duration (site_member.py)
     removed_with: Sequence[str] = ()  # a removal: dependents the same run removes, waited for
+    took_over: str = ""  # the flow Lease was taken over from a run that stopped renewing it: how
 
     def validate(self) -> None:
         if self.flow_action and self.flow not in FLOWS:

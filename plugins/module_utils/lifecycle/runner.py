@@ -50,6 +50,8 @@ def run(lifecycle: Lifecycle, req: LifecycleRequest, check_mode: bool = False) -
         if req.flow_action == "start":
             start(status, req, at)
             _ready(status, req, waited, at)
+            if req.took_over:  # the record says so, not only the Lease: kubectl get slc shows it
+                set_condition(status, LEASE_TAKEN_OVER, True, "TakenOver", req.took_over, at)
         elif req.flow_action == "end":
             end(status, req, at, strict=not check_mode)
         if req.lifecycle_state:
@@ -68,6 +70,9 @@ def run(lifecycle: Lifecycle, req: LifecycleRequest, check_mode: bool = False) -
     if waited is not None:
         out.update(waited=waited.seconds, waited_for=waited.waited_for)
     return out
+
+
+LEASE_TAKEN_OVER = "FlowLeaseTakenOver"
 
 
 def dependencies_met(lifecycle: Lifecycle, req: LifecycleRequest, check_mode: bool = False) -> Waited:

@@ -230,3 +230,15 @@ def test_a_site_removal_waits_for_the_dependents_it_removes_too(settle: _Settle)
     lifecycle.res = _Records(_dependent("nova", "Operational"), _dependent("cinder", "Removed"))
     runner.run(lifecycle, _req(flow="remove", depends_on=None, removed_with=["nova"], dependency_timeout=60))
     assert settle.asked["deps"] == ["nova"] and settle.asked["timeout"] == 60
+
+
+def test_a_flow_lease_taken_over_is_recorded_on_the_service(settle: _Settle) -> None:
+    lifecycle = _Lifecycle()
+    said = "keystone: flow lease lcm-flow-keystone taken over from host-a/4711, which stopped renewing it at ..."
+    runner.run(lifecycle, _req(depends_on=None, took_over=said))
+    (cond,) = [c for c in lifecycle.record["status"]["conditions"] if c["type"] == "FlowLeaseTakenOver"]
+    assert (cond["status"], cond["reason"], cond["message"]) == ("True", "TakenOver", said)
+    # A flow started normally adds none.
+    other = _Lifecycle()
+    runner.run(other, _req(depends_on=None))
+    assert not [c for c in other.record["status"].get("conditions") or [] if c["type"] == "FlowLeaseTakenOver"]
