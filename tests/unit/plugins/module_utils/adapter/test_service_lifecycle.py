@@ -90,7 +90,7 @@ class _Lease:
 
     def acquire(self, purpose: str) -> Any:
         self.calls.append("acquire")
-        return type("Taken", (), {"message": "keystone: flow lease lcm-flow-keystone taken by host/1"})()
+        return type("Taken", (), {"action": "acquired", "message": "keystone: flow lease lcm-flow-keystone taken by host/1"})()
 
     def release(self) -> bool:
         self.calls.append("release")
