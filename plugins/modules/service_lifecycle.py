@@ -79,6 +79,8 @@ options:
         listed here. Those listed are waited for, by watch, until C(Removed), for up to
         O(dependency_timeout) (V(0) - they must be Removed already); one whose own removal
         fails fails this start at once. O(require_dependencies=false) skips all of this.
+      - V(*) stands for every service that depends on it (a slice of a site's removal,
+        whose other slices remove the rest).
     type: list
     elements: str
     default: []

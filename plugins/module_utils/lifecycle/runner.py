@@ -103,7 +103,8 @@ def removal_order(lifecycle: Lifecycle, req: LifecycleRequest) -> List[Dependenc
         raise api_error(exc, "list", "servicelifecycles", lifecycle.namespace) from exc
     dependents = [r for r in dependents_of(records, req.service, req.namespace)
                   if (r.get("status") or {}).get("state") != REMOVED]
-    blocking = [r for r in dependents if r["metadata"]["name"] not in req.removed_with and (
+    every = "*" in req.removed_with  # a slice of a site's removal: the other slices remove the rest
+    blocking = [r for r in dependents if not every and r["metadata"]["name"] not in req.removed_with and (
         (r.get("status") or {}).get("state") == "Operational"
         or ((r.get("status") or {}).get("flow") or {}).get("state") == "Running")]
     if blocking:
@@ -112,7 +113,7 @@ def removal_order(lifecycle: Lifecycle, req: LifecycleRequest) -> List[Dependenc
         raise PhaseError(f"{req.service} is depended on by {named}: remove them first, or remove the whole site "
                          "(playbooks/site_remove.yml), or set require_dependencies=false")
     return [Dependency(r["metadata"]["name"], req.namespace, label=r["metadata"]["name"], want=REMOVED)
-            for r in dependents if r["metadata"]["name"] in req.removed_with]
+            for r in dependents if every or r["metadata"]["name"] in req.removed_with]
 
 
 def _ready(status: Dict[str, Any], req: LifecycleRequest, waited: Optional[Waited], at: str) -> None:

@@ -242,3 +242,11 @@ def test_a_flow_lease_taken_over_is_recorded_on_the_service(settle: _Settle) -> 
     other = _Lifecycle()
     runner.run(other, _req(depends_on=None))
     assert not [c for c in other.record["status"].get("conditions") or [] if c["type"] == "FlowLeaseTakenOver"]
+
+
+def test_a_slice_of_a_site_removal_waits_for_every_dependent(settle: _Settle) -> None:
+    lifecycle = _Lifecycle({"metadata": {"name": "glance"}, "spec": {}, "status": {"state": "Operational"}})
+    lifecycle.res = _Records(_dependent("nova", "Operational"), _dependent("heat", "Installing"),
+                             _dependent("cinder", "Removed"))
+    runner.run(lifecycle, _req(flow="remove", depends_on=None, removed_with=["*"], dependency_timeout=60))
+    assert settle.asked["deps"] == ["nova", "heat"]
