@@ -258,14 +258,16 @@ def test_the_site_is_removed_dependents_first(site: Site) -> None:
     out = ok(site.run(playbook="site_remove.yml"))
     records = {s: site.lifecycle(s) for s in SERVICES}
     assert {s: r["status"]["state"] for s, r in records.items()} == {s: "Removed" for s in SERVICES}
-    # Each service's uninstall began once every service depending on it had been removed.
+    # Each service's uninstall began once every service depending on it had
+    # been uninstalled (its uninstall phase and its Helm release, then Removed).
+    uninstalls = {s: [p for p in site.phases(s) if p["spec"]["type"] == "uninstall"][-1] for s in SERVICES}
     for name in SERVICES:
-        (uninstall,) = [p for p in site.phases(name) if p["spec"]["type"] == "uninstall"][-1:]
         for other in SERVICES:
             deps = [d.split("/")[-1].split(">=")[0] for d in records[other]["spec"].get("dependsOn") or []]
             if name in deps:
-                done = records[other]["status"]["flow"]["completedAt"]
-                assert when(uninstall["metadata"]["creationTimestamp"]) >= when(done), (name, other)
+                done = uninstalls[other]["status"]["completedAt"]
+                began = uninstalls[name]["metadata"]["creationTimestamp"]
+                assert when(began) >= when(done), (name, began, other, done)
     table = out[out.rindex("LEVEL"):]
     assert all("remove" in line for line in table.splitlines()[1:6]), table
 
