@@ -42,3 +42,24 @@ class ScriptedList:
             raise answer
         items, token = answer
         return Page([dict(i) for i in items], token)
+
+
+class JobLists:
+    """The Jobs of a namespace, listed: each list answers the next of `lists`
+    (whole list responses), as a watch's initial list and its re-lists read them."""
+
+    kind, group_version, name = "Job", "batch/v1", "jobs"
+
+    def __init__(self, lists: List[Dict[str, Any]]) -> None:
+        self.lists = list(lists)
+
+    def get(self, **_kwargs: Any) -> "Listed":
+        return Listed(self.lists.pop(0))
+
+
+class Listed:
+    def __init__(self, data: Dict[str, Any]) -> None:
+        self.data = data
+
+    def to_dict(self) -> Dict[str, Any]:
+        return self.data

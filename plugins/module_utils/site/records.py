@@ -19,9 +19,10 @@ from __future__ import annotations
 from typing import Any, Dict, List, Sequence, Tuple
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import DynamicApiError
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import CrdMissing, api_error, is_authorization_denial
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import CrdMissing, api_error
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import LIFECYCLE_KIND
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.crd import lcm_resource
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.across import across
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.paging import Item, read
 
 Key = Tuple[str, str]  # (namespace, service): a record is named after its service
@@ -43,15 +44,7 @@ def read_records(dyn: Any, namespaces: Sequence[str]) -> Dict[Key, Item]:
 def _listed(res: Any, namespaces: List[str]) -> List[Item]:
     if len(namespaces) == 1:
         return _in(res, namespaces[0])
-    try:
-        return read(res, None, None, _kept, set(namespaces))
-    except DynamicApiError as exc:
-        if not is_authorization_denial(exc):
-            raise api_error(exc, "list", res.name) from exc
-    found: List[Item] = []
-    for namespace in namespaces:
-        found += _in(res, namespace)
-    return found
+    return across(res, namespaces, None, _kept, set(), strict=True)
 
 
 def _in(res: Any, namespace: str) -> List[Item]:

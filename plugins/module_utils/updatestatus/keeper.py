@@ -30,7 +30,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.insight
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import (
     API_VERSION, LIFECYCLE_KIND, PHASE_KIND,
 )
-from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.listing import Keep, across
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.across import Keep, across
 from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.report import report
 
 KIND = "UpdateStatus"

@@ -99,7 +99,7 @@ def test_a_module_does_not_ship_the_other_modules_engines(module: str, not_shipp
 # (lifecycle/dependencies, dependency_wait, runner, site_member, common/versions, kube/watch).
 PAYLOAD_BUDGET = {
     "helm_release": 202_000, "helm_release_info": 75_000, "phase": 432_000, "phase_info": 90_000,
-    "service_lifecycle": 246_000, "site_plan": 95_000, "traffic": 500_000, "update_status": 168_000,
+    "service_lifecycle": 247_000, "site_plan": 95_000, "traffic": 500_000, "update_status": 168_000,
 }
 
 

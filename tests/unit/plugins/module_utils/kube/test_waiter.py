@@ -3,21 +3,10 @@ watch itself: test_watch.py)."""
 
 from __future__ import annotations
 
+from support.fake_lists import JobLists
 
-class _Res:
-    kind, group_version, name = "Job", "batch/v1", "jobs"
 
-    def __init__(self, lists):
-        self.lists = list(lists)
-
-    def get(self, **_kwargs):
-        class _R:
-            def __init__(self, data):
-                self.data = data
-
-            def to_dict(self):
-                return self.data
-        return _R(self.lists.pop(0))
+_Res = JobLists
 
 
 def _raw_job(name, rv, complete=False):

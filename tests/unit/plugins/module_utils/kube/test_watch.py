@@ -3,21 +3,26 @@ resourceVersion when it ends or breaks, listing again on 410."""
 
 from __future__ import annotations
 
+from support.fake_lists import JobLists
 
-class _Res:
-    kind, group_version, name = "Job", "batch/v1", "jobs"
 
-    def __init__(self, lists):
-        self.lists = list(lists)
+_Res = JobLists
 
-    def get(self, **_kwargs):
-        class _R:
-            def __init__(self, data):
-                self.data = data
 
-            def to_dict(self):
-                return self.data
-        return _R(self.lists.pop(0))
+def _run_until_listed(w):
+    """Run the watch's loop until its first list succeeds; the backoff
+    waits it asked for, in order (none is slept)."""
+    waits = []
+    w.stopped.wait = waits.append
+    original = w._list
+
+    def list_then_stop():
+        out = original()
+        w.stopped.set()
+        return out
+    w._list = list_then_stop
+    w.run()
+    return waits
 
 
 class _Dyn:
@@ -172,16 +177,7 @@ def test_a_break_of_the_first_list_lists_again_and_carries_on() -> None:
     res = _CutOnce([{"metadata": {"resourceVersion": "12"}, "items": [_raw_job("db-sync", "12")]}])
     events: "_queue.Queue" = _queue.Queue()
     w = watch.KindWatch(_Dyn([]), res, "ns", events, [("Job", "db-sync")])
-    waits = []
-    w.stopped.wait = waits.append
-    original = w._list
-
-    def list_then_stop():
-        out = original()
-        w.stopped.set()
-        return out
-    w._list = list_then_stop
-    w.run()
+    waits = _run_until_listed(w)
     kinds = []
     while not events.empty():
         kinds.append(events.get()[0])
@@ -212,16 +208,7 @@ def test_an_apiserver_that_stays_away_backs_off_boundedly() -> None:
     res.lists = [{"metadata": {"resourceVersion": "40"}, "items": []}]
     events: "_queue.Queue" = _queue.Queue()
     w = watch.KindWatch(_Dyn([]), res, "ns", events, [("Job", "db-sync")])
-    waits = []
-    w.stopped.wait = waits.append
-    original = w._list
-
-    def list_then_stop():
-        out = original()
-        w.stopped.set()
-        return out
-    w._list = list_then_stop
-    w.run()
+    waits = _run_until_listed(w)
     assert waits == [0.5, 1.0, 2.0, 4.0, 8.0, 8.0, 8.0]
     assert w.lists == 1
 

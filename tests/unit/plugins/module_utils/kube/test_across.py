@@ -1,4 +1,4 @@
-"""plugins/module_utils/updatestatus/listing.py: one kind across the services'
+"""plugins/module_utils/kube/across.py: one kind across the services'
 namespaces, cluster-wide in pages, namespace by namespace when that is denied."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from support.fake_lists import ScriptedList
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.paging import PAGE
-from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus import listing
+from ansible_collections.lcm.openstack.plugins.module_utils.kube import across as listing
 
 Key = Tuple[Optional[str], Optional[str]]  # (namespace, continue token) of a request
 
