@@ -25,6 +25,8 @@ DETAILS = ("none", "phases", "health", "all")
 LABEL_WIDTH = 17  # "Target Version:  " and the values after it line up
 QUIET = "No service is updating."
 
+SITE_WAITING_SHOWN = 3  # waiting services named on a site's line
+
 
 def report(status: Mapping[str, Any], details: str = "none", now: Optional[datetime] = None) -> str:
     if details not in DETAILS:
@@ -49,7 +51,12 @@ def site_line(site: Mapping[str, Any], now: datetime) -> str:
     total, completion = site.get("services", 0), site.get("completion", 0)
     eta = parse_time(site.get("estimatedCompletionAt"))
     when = "-" if eta is None else eta.strftime("%H:%M:%SZ") + (" (overdue)" if eta < now else "")
-    waiting = " | ".join(f"{w.get('service')} for {w.get('for')}" for w in site.get("waiting") or []) or "-"
+    # A large site waits on many at once: the first few, and how many more
+    # (each service's own section says what it waits for).
+    listed = site.get("waiting") or []
+    waiting = " | ".join(f"{w.get('service')} for {w.get('for')}" for w in listed[:SITE_WAITING_SHOWN]) or "-"
+    if len(listed) > SITE_WAITING_SHOWN:
+        waiting += f" | {len(listed) - SITE_WAITING_SHOWN} more"
     return (f"site {site.get('name')}: {site.get('done', 0)}/{total} services done ({completion}%), ETA {when}; "
             f"waiting: {waiting}; failed: {', '.join(site.get('failed') or []) or '-'}")
 

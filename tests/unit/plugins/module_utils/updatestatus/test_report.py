@@ -19,7 +19,7 @@ import pytest
 from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.assessment import cluster_status
 from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.insights import Settings
 from ansible_collections.lcm.openstack.plugins.module_utils.common.timefmt import parse_time
-from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.report import report
+from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.report import report, site_line
 from support.update_status import FIXTURES, snapshot
 
 GOLDEN = [
@@ -111,3 +111,11 @@ def test_waiting_services_are_told_apart() -> None:
                                           {"service": "y", "for": "x (Planning)"}]}]}).splitlines()[0]
     assert line == ("site s: 1/3 services done (33%), ETA -; waiting: x for a (Installing), b (Installing) | "
                     "y for x (Planning); failed: a, b")
+
+
+def test_a_site_waiting_on_many_names_the_first_three_and_counts_the_rest() -> None:
+    waiting = [{"service": f"s{n}", "namespace": "openstack", "for": f"s{n - 10} (Testing)"} for n in range(20, 26)]
+    site = {"name": "big", "services": 30, "done": 7, "completion": 23, "waiting": waiting, "failed": []}
+    line = site_line(site, parse_time("2026-02-01T00:00:00Z"))
+    assert "waiting: s20 for s10 (Testing) | s21 for s11 (Testing) | s22 for s12 (Testing) | 3 more;" in line
+    assert "s23" not in line
