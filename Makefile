@@ -34,13 +34,13 @@ SHELL_SCRIPTS := tests/cluster/build tests/cluster/up tests/cluster/down tests/c
 	tests/cluster/lib.sh tests/with-bed tests/sanity/run
 
 .PHONY: help venv tools bed bed-up bed-down collection demo site-charts site test test-all unit integration sanity lint molecule \
-	bench-bed bench-phase-lag bench-phase-scale bench-noop bench-greenfield clean
+	bench-bed bench-phase-lag bench-phase-scale bench-noop bench-greenfield bench-site clean
 
 help:
 	@echo "make demo        set up, then run the main job (playbooks/demo.yml)"
 	@echo "make test        set up, then run unit, integration, sanity, lint and molecule tests"
 	@echo "make bed-up      build and start the local test bed; make bed-down stops it"
-	@echo "make bench-bed, bench-phase-lag, bench-phase-scale, bench-noop, bench-greenfield   the measurements in the README"
+	@echo "make bench-bed, bench-phase-lag, bench-phase-scale, bench-noop, bench-greenfield, bench-site   the measurements in the README"
 	@echo "KUBECONFIG=...   point either command at an existing cluster instead of the bed"
 
 venv: $(VENV)/.installed
@@ -154,6 +154,10 @@ bench-noop: collection bed
 
 bench-greenfield: collection bed
 	$(WITH_BED) $(BIN)/python bench/greenfield.py --runs $(or $(RUNS),3) $(if $(ANCHOR),--anchor $(ANCHOR))
+
+# A synthetic site of 30 services in 4 levels; BENCH_ARGS=--services 8 --depth 3 for a small one.
+bench-site: collection bed
+	$(WITH_BED) $(BIN)/python bench/site.py --runs $(or $(RUNS),1) $(BENCH_ARGS)
 
 clean:
 	rm -rf $(BUILD) .pytest_cache
