@@ -35,6 +35,10 @@ Measured per variant:
                      servicelifecycles, verbs LIST, WATCH and GET, after the run
                      minus before, over the number of services. The counter is
                      the whole apiserver's: other users of the bed add to it.
+                     So the run's own are counted too, client-side: every Python
+                     process of the run (ansible-playbook, each module) notes
+                     each HTTP request it sends (a sitecustomize on PYTHONPATH
+                     wraps urllib3's connection pool), classified the same way.
 
 Usage: KUBECONFIG=... HELM_BIN=... bench/site.py [--services 30] [--depth 4] [--runs 1] [--json FILE]
 """
@@ -70,6 +74,35 @@ CHART = ROOT / "examples" / "charts" / "keystone"
 READS = ("LIST", "WATCH", "GET")
 VARIANTS = ("site", "slices", "slow-0")
 Site = Dict[str, Dict[str, Any]]  # service -> {level, depends_on}
+
+# On PYTHONPATH as sitecustomize: every Python process of the run (ansible-playbook,
+# each module) notes "METHOD URL" of each request it sends into $SITE_BENCH_REQUESTS.
+REQUESTS_HOOK = r'''
+import os
+
+if os.environ.get("SITE_BENCH_REQUESTS"):
+    import urllib3.connectionpool as _pool
+
+    _urlopen = _pool.HTTPConnectionPool.urlopen
+
+    def _noted(pool, method, url, *args, **kwargs):
+        with open(os.environ["SITE_BENCH_REQUESTS"], "a", encoding="utf-8") as out:
+            out.write(f"{method} {url}\n")
+        return _urlopen(pool, method, url, *args, **kwargs)
+    _pool.HTTPConnectionPool.urlopen = _noted
+'''
+
+
+def request_verb(method: str, url: str) -> str:
+    """LIST, WATCH or GET for a read of ServiceLifecycles (not of their status), else ''."""
+    path, _, query = url.partition("?")
+    parts = path.rstrip("/").split("/")
+    if method != "GET" or "servicelifecycles" not in parts:
+        return ""
+    tail = parts[parts.index("servicelifecycles") + 1:]
+    if "watch=true" in query.lower().split("&"):
+        return "WATCH"
+    return "LIST" if not tail else "GET" if len(tail) == 1 else ""
 
 
 def level_sizes(services: int, depth: int) -> List[int]:
@@ -212,6 +245,10 @@ def one_run(variant: str, site: Site, args: argparse.Namespace, dyn: Any, bed: B
             for i, part in enumerate(slices)]
     env = dict(os.environ, KUBECONFIG=args.kubeconfig, K8S_AUTH_KUBECONFIG=args.kubeconfig, ANSIBLE_NOCOLOR="1",
                ANSIBLE_FORCE_COLOR="0", ANSIBLE_COLLECTIONS_PATH=str(ROOT / "build" / "collections"))
+    (scratch / "hook" / "sitecustomize.py").parent.mkdir(exist_ok=True)
+    (scratch / "hook" / "sitecustomize.py").write_text(REQUESTS_HOOK)
+    noted = scratch / run / "requests.log"
+    env.update(PYTHONPATH=str(scratch / "hook"), SITE_BENCH_REQUESTS=str(noted))
     before = metrics(dyn)
     t0, start = time.time(), time.monotonic()
     logs = [(d / "run.log").open("w") for d in dirs]
@@ -223,6 +260,11 @@ def one_run(variant: str, site: Site, args: argparse.Namespace, dyn: Any, bed: B
     for log in logs:
         log.close()
     reads = lifecycle_reads(before, metrics(dyn))
+    own = {v: 0 for v in READS}
+    for line in noted.read_text().splitlines() if noted.exists() else []:
+        verb = request_verb(*line.split(" ", 1))
+        own[verb] = own.get(verb, 0) + 1
+    own.pop("", None)
     for d, code in zip(dirs, codes):
         if code != 0:  # the scratch directory is kept, with the whole log
             raise SystemExit(f"{variant}: site.yml failed (rc {code}), log in {d / 'run.log'}:\n"
@@ -235,8 +277,9 @@ def one_run(variant: str, site: Site, args: argparse.Namespace, dyn: Any, bed: B
                                                         for n, s in site.items()})
     return {"variant": variant, "run": run, "wall": wall, "path": path, "chain": chain,
             "deliberate": deliberate, "deliberate_chain": deliberate_chain,
-            "serial": sum(t["work"] for t in times.values()), "reads": reads,
-            "reads_per_service": sum(reads.values()) / len(names), "levels": levels(site, times, t0),
+            "serial": sum(t["work"] for t in times.values()), "reads": reads, "own_reads": own,
+            "reads_per_service": sum(reads.values()) / len(names), "own_per_service": sum(own.values()) / len(names),
+            "own_watches_per_service": own["WATCH"] / len(names), "levels": levels(site, times, t0),
             "services": {n: {k: (round(v - t0, 1) if k in ("arrived", "ready", "done") else v) for k, v in t.items()}
                          for n, t in times.items()}}
 
@@ -269,7 +312,7 @@ def main() -> None:
                 results[variant].append(r)
                 print(f"round {turn + 1}/{args.runs}, {variant}: wall {r['wall']:.1f} s, path {r['path']:.0f} s "
                       f"({' -> '.join(r['chain'])}), deliberate {r['deliberate']:.0f} s, serial {r['serial']:.0f} s, "
-                      f"reads {r['reads']}", file=sys.stderr, flush=True)
+                      f"reads {r['reads']}, own {r['own_reads']}", file=sys.stderr, flush=True)
                 for lv in r["levels"]:
                     print("  level {level}: {services} services, {first_start:.0f}..{last_end:.0f} s, work {work:.0f} s, "
                           "waited {waited:.0f} s, woke {wake:.0f} s after its last dependency".format(**lv),
@@ -284,8 +327,8 @@ def main() -> None:
     print(f"### A whole site: {args.services} services in {args.depth} levels ({sizes}), db_sync {args.db_sync} s, "
           f"test {args.test} s ({args.runs} run(s) each, medians, {datetime.now(timezone.utc):%Y-%m-%d})\n")
     print("| variant | wall | critical path, measured | wall / path | deliberate path | wall / deliberate "
-          "| serial / path (computed) | SLC reads per service (LIST+WATCH+GET) |")
-    print("|---|---|---|---|---|---|---|---|")
+          "| serial / path (computed) | SLC reads per service, apiserver | own, client-side (WATCH of them) |")
+    print("|---|---|---|---|---|---|---|---|---|")
     labels = {"site": f"one run, --forks {args.services}", "slices": "two slices, -e sliced=true",
               "slow-0": f"one run, level 0 {args.slow:g}x longer"}
     for variant in variants:
@@ -293,7 +336,8 @@ def main() -> None:
             return statistics.median(r[field] for r in results[variant])
         wall, path, deliberate = med("wall"), med("path"), med("deliberate")
         print(f"| {labels[variant]} | {wall:.0f} s | {path:.0f} s | {wall / path:.2f} | {deliberate:.0f} s "
-              f"| {wall / deliberate:.2f} | {med('serial') / path:.1f} | {med('reads_per_service'):.1f} |")
+              f"| {wall / deliberate:.2f} | {med('serial') / path:.1f} | {med('reads_per_service'):.1f} "
+              f"| {med('own_per_service'):.1f} ({med('own_watches_per_service'):.1f}) |")
 
 
 if __name__ == "__main__":

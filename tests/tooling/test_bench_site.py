@@ -136,3 +136,15 @@ def test_the_lifecycle_reads_are_lists_watches_and_gets_of_servicelifecycles_onl
     after = bench.metrics(Dyn(METRICS % (40, 33, 80, 70, 40, 900, 9000)))
     assert bench.lifecycle_reads(before, after) == {"LIST": 30, "WATCH": 30, "GET": 60}
     assert bench.lifecycle_reads({}, after) == {"LIST": 45, "WATCH": 33, "GET": 82}
+
+
+def test_a_process_notes_its_reads_of_servicelifecycles_by_verb() -> None:
+    base = "/apis/lifecycle.openstack.org/v1alpha1"
+    assert bench.request_verb("GET", f"{base}/namespaces/ns/servicelifecycles?fieldSelector=metadata.name%3Da") == "LIST"
+    assert bench.request_verb("GET", f"{base}/servicelifecycles?labelSelector=x") == "LIST"
+    assert bench.request_verb("GET", f"{base}/namespaces/ns/servicelifecycles?resourceVersion=5&watch=True"
+                                     "&timeoutSeconds=55") == "WATCH"
+    assert bench.request_verb("GET", f"{base}/namespaces/ns/servicelifecycles/keystone") == "GET"
+    assert bench.request_verb("GET", f"{base}/namespaces/ns/servicelifecycles/keystone/status") == ""
+    assert bench.request_verb("PATCH", f"{base}/namespaces/ns/servicelifecycles/keystone") == ""
+    assert bench.request_verb("GET", f"{base}/namespaces/ns/phases?watch=true") == ""
