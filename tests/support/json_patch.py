@@ -1,6 +1,7 @@
 """RFC 6902 JSON Patch as the apiserver applies it to a status, for the fakes:
-add, replace and remove on object members and list indices (what the status
-writer sends); a path that is not there fails, as with a 422."""
+add, replace, remove and test on object members and list indices (what the
+status writer sends); a path that is not there, or a test that does not hold,
+fails, as with a 422."""
 
 from __future__ import annotations
 
@@ -27,6 +28,12 @@ def apply(doc: Dict[str, Any], ops: List[Dict[str, Any]]) -> Dict[str, Any]:
     out = copy.deepcopy(doc)
     for op in ops:
         node, last = _parent(out, op["path"])
+        if op["op"] == "test":
+            held = node[int(last)] if isinstance(node, list) and last.isdigit() and int(last) < len(node) \
+                else node.get(last) if isinstance(node, dict) else None
+            if held != op["value"]:
+                raise PatchFailed(f"{op['path']}: {held!r} is not {op['value']!r}")
+            continue
         if isinstance(node, list):
             index = len(node) if last == "-" else int(last)
             if index > len(node) or (op["op"] != "add" and index >= len(node)):

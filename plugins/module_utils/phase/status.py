@@ -4,13 +4,19 @@
 it is, and read it back as the module's snake_case return value.
 
 status.objects is the record of every object the run applied, kept after its
-Jobs are gone, so it is written whole once, when the run starts. After that a
-write carries only what changed: JSON Patch operations on the entries whose
-state, message or ownership moved, with the counts per state and the MESSAGE
-line. Changes seen while waiting are gathered and written at most every
-INTERVAL seconds (the waiter calls flush() when one is due), and always before
-the run's end is written. A phase of N objects then costs O(N) bytes of
-status writes in all, where rewriting the list at every change cost O(N^2)."""
+Jobs are gone. The run's start replaces the list with its first entries; the
+rest are appended, a few KiB a write, with the first wave's decisions. After
+that a write carries only what changed: JSON Patch operations on the entries
+whose state, message or ownership moved, with the counts per state and the
+MESSAGE line. Changes seen while waiting are gathered and written at most
+every INTERVAL seconds (the waiter calls flush() when one is due), and always
+before the run's end is written. A phase of N objects then costs O(N) bytes
+of status writes in all, where rewriting the list at every change cost
+O(N^2), and no write is larger than a few KiB (entries.BUDGET), where writing
+the list whole at the start was N entries at once (32 KiB for 200 Jobs).
+
+While a run is under way, status.objects may hold fewer entries than
+status.counts.total: the list is whole from the first wave's start on."""
 
 from __future__ import annotations
 
@@ -81,8 +87,10 @@ class StatusWriter:
 
     # -- transitions ---------------------------------------------------------
     def start(self) -> Dict[str, Any]:
+        """Running, with the list's first entries; the rest go with the next flush."""
         status = self.phase.get("status") or {}
-        return self._patch({
+        self.entries.forget()
+        self._patch({
             "state": RUNNING,
             "startedAt": status.get("startedAt") or now(),
             "completedAt": None, "failedObject": None, "reason": None, "logTail": None,
@@ -91,9 +99,11 @@ class StatusWriter:
             "specHash": self.phase["metadata"].get("labels", {}).get("lifecycle.openstack.org/spec-hash"),
             "message": "starting" if self.order else "no objects: nothing to run",
             "conditions": [_condition("Ready", "False", "Running", "the phase is running")],
-            "objects": self._objects(),
+            "objects": self.entries.first(self._entry),
             "counts": self._counts(),
         })
+        self.dirty = self.entries.pending()
+        return self.phase
 
     def progress(self, states: Dict[Key, Readiness]) -> None:
         """The states that changed while waiting. The MESSAGE line, which looks
@@ -145,21 +155,36 @@ class StatusWriter:
         return self.last_write + INTERVAL if self.dirty else None
 
     def flush(self) -> None:
-        """Write what changed since the last write: the changed entries, the counts and the message."""
+        """Write what changed since the last write: the changed entries, the
+        counts and the message; in as many writes as the budget asks."""
         if not self.dirty:
             return
         if self.waiting_in is not None:
             self.message = self._waiting_message(self.waiting_in)
-        found = self.entries.changes(self._entry)
-        if found is None:  # not written whole yet: the list once
-            self._patch(dict({"objects": self._objects(), "counts": self._counts()},
-                             **({"message": self.message} if self.message else {})))
-            return
-        ops, changed = found
-        ops += [{"op": "add", "path": "/status/counts", "value": self._counts()}]
-        if self.message:
-            ops.append({"op": "add", "path": "/status/message", "value": self.message})
-        self._send(ops, "application/json-patch+json", changed=changed)
+        message = {"message": self.message} if self.message else {}
+        restarts = 0
+        while True:
+            if not self.entries.started:  # not this run's list (edited by hand): its start again
+                restarts += 1
+                if restarts > 3:
+                    raise RuntimeError(f"status.objects of Phase {self.phase['metadata']['name']} keeps changing "
+                                       "under this run: is another run writing it?")
+                first = self.entries.first(self._entry)
+                self._send({"status": dict({"objects": first, "counts": self._counts()}, **message)},
+                           "application/merge-patch+json", first)
+            else:
+                ops, changed = self.entries.changes(self._entry)
+                version = self.phase["metadata"].get("resourceVersion")
+                if version and any(o["path"].endswith("/-") for o in ops):
+                    # An append sent again after a blip would list its entries
+                    # twice: it holds only on the Phase as this run last saw it.
+                    ops.insert(0, {"op": "test", "path": "/metadata/resourceVersion", "value": version})
+                ops += [{"op": "add", "path": "/status/counts", "value": self._counts()}]
+                ops += [{"op": "add", "path": "/status/message", "value": v} for v in message.values()]
+                self._send(ops, "application/json-patch+json", changed=changed)
+            if not self.entries.pending():
+                break
+        self.dirty = False
 
     def backup_taken(self, ref: str, source: Optional[Dict[str, str]] = None) -> None:
         """The backup job is Current: a rollback can now restore this backup.
@@ -241,9 +266,6 @@ class StatusWriter:
             counts[self.states[k].state] = counts.get(self.states[k].state, 0) + 1
         return counts
 
-    def _objects(self) -> List[Dict[str, Any]]:
-        return self.entries.whole(self._entry)
-
     def _entry(self, k: Key) -> Dict[str, Any]:
         entry: Dict[str, Any] = {"kind": k[0], "name": k[1], "state": self.states[k].state,
                                  "message": self.redactor.redact(self.states[k].message)}
@@ -261,7 +283,7 @@ class StatusWriter:
 
     def _send(self, body: Any, content_type: str, objects: Optional[List[Dict[str, Any]]] = None,
               changed: Optional[Dict[int, Dict[str, Any]]] = None) -> None:
-        """One write; `objects` is the whole list it carries, `changed` the entries its operations set."""
+        """One write; `objects` the list it replaces the Phase's with, `changed` the entries its operations set."""
         meta = self.phase["metadata"]
         try:
             # Both kinds of patch may be sent again: each operation sets a value,
@@ -270,21 +292,18 @@ class StatusWriter:
                 body=body, name=meta["name"], namespace=meta["namespace"], content_type=content_type, serializer=plain).to_dict())
         except DynamicApiError as exc:
             if content_type.startswith("application/json-patch") and exc.status == 422 and changed is not None:
-                # The list is not as this run wrote it (edited by hand): write it whole.
+                # The list is not as this run wrote it (edited by hand, or an
+                # append that landed before a blip cut its answer): flush()
+                # writes it again from its start.
                 self.entries.forget()
-                objects = self._objects()
-                self._send({"status": {"objects": objects, "counts": self._counts()}},
-                           "application/merge-patch+json", objects)
                 return
             raise api_error(exc, "patch", "phases/status", meta["namespace"]) from exc
         self.writes += 1
         self.last_write = time.monotonic()
         if objects is not None:
-            self.entries.wrote_whole(objects)
-            self.dirty = False
+            self.entries.wrote_first(objects)
         if changed is not None:
             self.entries.wrote(changed)
-            self.dirty = False
 
 
 def _condition(ctype: str, status: str, reason: str, message: str) -> Dict[str, str]:

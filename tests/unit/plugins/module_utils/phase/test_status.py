@@ -1,6 +1,7 @@
 """plugins/module_utils/phase/status.py: how a failed phase is written, its
-stopped Jobs included; the list of objects written whole once, then only what
-changes, gathered while waiting and written at most every INTERVAL seconds."""
+stopped Jobs included; the list of objects written once, in parts of a few
+KiB, then only what changes, gathered while waiting and written at most every
+INTERVAL seconds."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pytest
 from kubernetes.dynamic.exceptions import UnprocessibleEntityError
 
 from ansible_collections.lcm.openstack.plugins.module_utils.phase import status as status_module
+from ansible_collections.lcm.openstack.plugins.module_utils.phase.entries import BUDGET
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.status import INTERVAL, Failure, StatusWriter
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.summary import summary
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.readiness import Readiness
@@ -23,7 +25,8 @@ from support import json_patch
 from support.fake_leases import error
 
 SECRET = "Db-Pass-0917"
-PHASE = {"metadata": {"name": "keystone-install-1a2b3c4d", "namespace": "openstack", "uid": "u", "generation": 1},
+PHASE = {"metadata": {"name": "keystone-install-1a2b3c4d", "namespace": "openstack", "uid": "u", "generation": 1,
+                      "resourceVersion": "1"},
          "spec": {"type": "install"}, "status": {"state": "Running"}}
 
 
@@ -53,6 +56,7 @@ class _Phases:
             self.patches.append(body["status"])
             merged = {**self.phase.get("status", {}), **body["status"]}
             self.phase["status"] = {k: v for k, v in merged.items() if v is not None}
+        self.phase["metadata"]["resourceVersion"] = str(int(self.phase["metadata"]["resourceVersion"]) + 1)
         phase = copy.deepcopy(self.phase)
         return SimpleNamespace(to_dict=lambda: phase)
 
@@ -184,23 +188,60 @@ def _run_jobs(writer: StatusWriter, clock: _Clock, count: int) -> None:
 
 @pytest.mark.parametrize("count", [10, 50, 200])
 def test_writes_grow_with_the_objects_not_with_their_square(clock: _Clock, count: int) -> None:
-    """The list is written whole once; then each write carries the entries
-    that changed since the last one, so the bytes grow linearly with the
-    objects, and the writes with the time the changes take, not their number."""
+    """The list goes out in parts of at most BUDGET bytes (the start, then
+    appended with the first wave's decisions); then each write carries the
+    entries that changed since the last one, so the bytes grow linearly with
+    the objects, no write is larger than a few KiB whatever their number, and
+    the writes follow the time the changes take, not their number."""
     writer, phases = _many(count)
     _run_jobs(writer, clock, count)
     sizes = [len(json.dumps(b)) for b in phases.sent]
-    first, wave, later = sizes[0], sizes[1], sizes[2:]
-    entry = first / count
-    assert wave < count * 150 + 500  # the ownership decisions: one write when the wave starts
-    # Two changes an object (active, then succeeded), each its state and message (about 90 bytes an operation).
-    assert sum(later) < count * 2 * 2 * 100 + len(later) * 250
-    assert max(later) < 10 * 2 * 100 + 250  # a write holds what changed in one interval: ten events here
-    assert len(later) <= 2 * count / 10 + 4  # at most one write every tenth event, then the end
-    assert entry < 160
+    # The entries (about 200 bytes each with their ownership), then two changes an
+    # object (active, then succeeded), each its state and message (about 90 bytes an
+    # operation), and what each write carries besides (counts, message, a test).
+    assert sum(sizes) < count * (200 + 2 * 2 * 100) + len(sizes) * 400
+    assert max(sizes) < BUDGET + 1024
+    parts = -(-count * 200 // BUDGET)  # the list and its decisions, in parts
+    assert len(sizes) <= 2 * count / 10 + 2 * parts + 4  # at most one write every tenth event, then the end
     final = writer.phase["status"]
     assert [o["state"] for o in final["objects"]] == ["Current"] * count
+    assert [o["name"] for o in final["objects"]] == [f"keystone-job-{n:03d}" for n in range(count)]
+    assert all(o["owned"] for o in final["objects"])
     assert final["counts"] == {"total": count, "Current": count} and final["state"] == "Succeeded"
+
+
+def test_the_start_writes_the_first_entries_and_the_wave_the_rest(clock: _Clock) -> None:
+    writer, phases = _many(200)
+    writer.start()
+    listed = len(phases.patches[0]["objects"])
+    assert 0 < listed < 200 and writer.phase["status"]["counts"] == {"total": 200, "NotFound": 200}
+    assert writer.due() is not None  # the rest is owed
+    writer.decided([SimpleNamespace(kind="Job", name="keystone-job-000", owned=True, reason="owned: its Job")])
+    objects = writer.phase["status"]["objects"]
+    assert len(objects) == 200 and objects[0]["owned"] and "owned" not in objects[1]
+    assert all(op["op"] == "test" for ops in phases.json_patches() for op in ops[:1]
+               if any(o["path"].endswith("/-") for o in ops))
+
+
+def test_an_append_sent_twice_is_refused_and_the_list_written_again(clock: _Clock) -> None:
+    """A blip after an append landed: sent again, it would list its entries
+    twice; its test of the resourceVersion fails (422), and the list is
+    written again from its start."""
+    writer, phases = _many(100)
+    writer.start()
+    real = phases.patch
+
+    def landed_then_cut(body: Any, content_type: str, **kw: Any) -> Any:
+        answer = real(body, content_type, **kw)
+        if isinstance(body, list) and len(phases.json_patches()) == 1:
+            return real(body, content_type, **kw)  # the answer lost: the client sends it again
+        return answer
+
+    phases.patch = landed_then_cut
+    writer.flush()
+    objects = writer.phase["status"]["objects"]
+    assert [o["name"] for o in objects] == [f"keystone-job-{n:03d}" for n in range(100)]
+    assert len(phases.patches) == 2  # the start, and the start again after the refusal
 
 
 def test_changes_seen_within_the_interval_wait_for_the_waiter(clock: _Clock) -> None:
