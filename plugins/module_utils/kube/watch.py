@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 from typing import Any, Dict, Iterator, Optional, Sequence
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common import transient
@@ -31,6 +32,10 @@ from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.plain import plain
 
 WATCH_CHUNK_SECONDS = 55  # server-side timeout of one watch request; resumed after
+# A watch request that ends sooner than this with nothing seen (a proxy that
+# closes long requests, an apiserver shedding watches) is resumed after the
+# same backoff as a break, not at once: resuming at once would spin.
+SHORT_WATCH_SECONDS = 1.0
 
 
 def raw_events(res: Any, watcher: Any, **kwargs: Any) -> Iterator[Dict[str, Any]]:
@@ -62,11 +67,16 @@ class KindWatch(threading.Thread):
 
     def run(self) -> None:
         breaks = 0  # transient failures in a row, without an event between them
+        shorts = 0  # watch requests in a row that ended at once with nothing seen
         while not self.stopped.is_set():
-            start = self.seen
+            start, began = self.seen, time.monotonic()
             try:
                 self.seen = (self._watch_from(start) if start else None) or self._list()
                 breaks = 0
+                quiet = bool(start) and self.seen == start and time.monotonic() - began < SHORT_WATCH_SECONDS
+                shorts = shorts + 1 if quiet else 0
+                if shorts:
+                    self.stopped.wait(transient.backoff(shorts))
             except Exception as exc:  # noqa: BLE001 - any failure goes to the waiting thread
                 if not transient.is_transient(exc):
                     self.events.put(("ERROR", self, exc))

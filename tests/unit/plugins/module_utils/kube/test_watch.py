@@ -221,3 +221,27 @@ def test_a_terminal_answer_is_not_retried() -> None:
                                    [forbidden], stop_after=99)
     assert [kind for kind, _w, _p in events] == ["LIST", "ERROR"]
     assert events[-1][2] is forbidden and waits == []
+
+
+def test_watches_that_end_at_once_with_nothing_seen_are_resumed_after_a_backoff() -> None:
+    """A proxy closing every watch request at once: resumed from the same
+    resourceVersion after a growing wait, not in a spin; a watch that sees
+    an event resets the wait."""
+    import queue as _queue
+
+    from ansible_collections.lcm.openstack.plugins.module_utils.kube.watch import KindWatch
+
+    res = _Res([{"metadata": {"resourceVersion": "10"}, "items": []}])
+    dyn = _Dyn([[], [], [], [{"type": "MODIFIED", "raw_object": _raw_job("db-sync", "12")}], []])
+    w = KindWatch(dyn, res, "ns", _queue.Queue(), [("Job", "db-sync")])
+    w.watcher = dyn
+    waits = []
+
+    def wait(seconds):
+        waits.append(seconds)
+        if len(dyn.resource_versions) >= 5:
+            w.stopped.set()
+    w.stopped.wait = wait
+    w.run()
+    assert dyn.resource_versions == ["10", "10", "10", "10", "12"]
+    assert waits == [0.5, 1, 2, 0.5]  # the event between them starts the backoff again
