@@ -70,6 +70,14 @@ options:
       - In check mode nothing is waited for; RV(waited_for) says what would be.
     type: int
     default: 0
+  create_namespace:
+    description:
+      - For the start of a flow, make O(namespace) first when it is not there (the greenfield
+        flow sets it), so that no task of its own is needed for it.
+      - Credentials that may not read namespaces (an account bound only by RoleBindings in
+        the namespace, C(docs/rbac.md)) take it to exist; RV(namespace) says so.
+    type: bool
+    default: false
   removed_with:
     description:
       - For the start of a C(remove) flow, the services that depend on this one and that the
@@ -235,6 +243,14 @@ lease:
   returned: when O(flow.action) is given, outside check mode
   type: str
   sample: "keystone: flow lease lcm-flow-keystone taken by awx-job-42/1187"
+namespace:
+  description:
+    - What a flow's start found of O(namespace) with O(create_namespace) - V(created) (in
+      check mode - would be), V(present), or V(unreadable) (the credentials may not read
+      namespaces; it is taken to exist).
+  returned: when a flow starts with O(create_namespace)
+  type: str
+  sample: created
 waited:
   description:
     - Seconds the flow start waited for its dependencies (rounded to 0.1); V(0.0) when
@@ -277,6 +293,7 @@ def argument_spec():
         dependency_timeout=dict(type="int", default=0),
         dependencies_since=dict(type="str"),
         removed_with=dict(type="list", elements="str", default=[]),
+        create_namespace=dict(type="bool", default=False),
         site=dict(type="dict", options=dict(
             name=dict(type="str", required=True),
             level=dict(type="int", default=0),

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ansible_collections.lcm.openstack.plugins.module_utils.kube import lease_renewer
+from ansible_collections.lcm.openstack.plugins.module_utils.kube import lease_renewer, namespace_ensure
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle import flow, flow_lease, runner
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.common import given
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.connection import client, reported
@@ -28,7 +28,11 @@ def run_service_lifecycle(module: Any) -> None:
         **given(f, "planned", "target_version", "from_revision", "result"))
     lease = None if module.check_mode or req.flow_action not in ("start", "end") else \
         flow_lease.FlowLease(dyn, req.namespace, req.service, flow_lease.holder_identity())
+    made = None
     try:
+        # Before the Lease, which lives in the namespace.
+        if p.get("create_namespace") and req.flow_action == "start":
+            made = namespace_ensure.ensure(dyn, req.namespace, module.check_mode)
         taken = lease.acquire(req.flow or "") if lease and req.flow_action == "start" else None
         # A wait for the dependencies may outlast the Lease's 60 s: renewed from the start.
         renewing = bool(taken) and req.require_dependencies and req.dependency_timeout > 0
@@ -50,6 +54,9 @@ def run_service_lifecycle(module: Any) -> None:
             result["lease"] = "released" if lease.release() else "not held by this run"
     except PhaseError as exc:
         module.fail_json(msg=str(exc))
+    if made is not None:
+        result["namespace"] = made
+        result["changed"] = result["changed"] or made == namespace_ensure.CREATED
     if result["changed"] and not module.check_mode:
         # The UpdateStatus follows the record, as after a phase (phase/record.py):
         # a flow's start and end, a service Removed or Failed show at once.
