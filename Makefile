@@ -34,7 +34,8 @@ SHELL_SCRIPTS := tests/cluster/build tests/cluster/up tests/cluster/down tests/c
 	tests/cluster/lib.sh tests/with-bed tests/sanity/run
 
 .PHONY: help venv tools bed bed-up bed-down collection demo site-charts site test test-all unit integration sanity lint molecule \
-	bench-bed bench-phase-lag bench-phase-scale bench-noop bench-greenfield bench-site clean
+	bench-bed bench-phase-lag bench-phase-scale bench-noop bench-greenfield bench-site clean \
+	role-readmes
 
 help:
 	@echo "make demo        set up, then run the main job (playbooks/demo.yml)"
@@ -137,6 +138,11 @@ lint: collection tools
 
 molecule: collection
 	$(WITH_BED) $(BIN)/molecule test --all
+
+# Each role's README lists its variables from meta/argument_specs.yml
+# (tests/tooling/test_role_readmes.py fails when one is out of date).
+role-readmes: venv
+	cd tests && $(BIN)/python -m support.role_readme
 
 # Measurements for the README; never part of make test.
 bench-bed: collection bed
