@@ -11,7 +11,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils.site.report import s
 DOCUMENTATION = r"""
 name: site_summary
 short_description: The table that ends a site run
-version_added: 0.2.0
+version_added: 0.1.0
 author:
   - lcm.openstack developers (@lcm-openstack)
 description:
