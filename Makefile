@@ -35,11 +35,12 @@ SHELL_SCRIPTS := tests/cluster/build tests/cluster/up tests/cluster/down tests/c
 
 .PHONY: help venv tools bed bed-up bed-down collection demo site-charts site test test-all unit integration sanity lint molecule \
 	bench-bed bench-phase-lag bench-phase-scale bench-noop bench-greenfield bench-site clean \
-	role-readmes
+	role-readmes ee ee-image
 
 help:
 	@echo "make demo        set up, then run the main job (playbooks/demo.yml)"
 	@echo "make test        set up, then run unit, integration, sanity, lint and molecule tests"
+	@echo "make ee          the collection tarball and the execution environment's build context"
 	@echo "make bed-up      build and start the local test bed; make bed-down stops it"
 	@echo "make bench-bed, bench-phase-lag, bench-phase-scale, bench-noop, bench-greenfield, bench-site   the measurements in the README"
 	@echo "KUBECONFIG=...   point either command at an existing cluster instead of the bed"
@@ -138,6 +139,26 @@ lint: collection tools
 
 molecule: collection
 	$(WITH_BED) $(BIN)/molecule test --all
+
+# The execution environment (execution-environment.yml): the collection
+# tarball under the versionless name the definition copies, then the build
+# context; an error, not ansible-builder's "Complete!", when the context
+# lacks the tarball. ee-image builds the image (podman or docker).
+VERSION := $(shell sed -n 's/^version: *//p' galaxy.yml)
+EE_FILE ?= execution-environment.yml
+EE_DIR ?= $(BUILD)/ee
+EE_TAG ?= lcm-openstack-ee:$(VERSION)
+ee: venv
+	rm -rf $(EE_DIR) && mkdir -p $(EE_DIR)
+	$(BIN)/ansible-galaxy collection build $(CURDIR) --output-path $(EE_DIR) --force
+	mv $(EE_DIR)/lcm-openstack-$(VERSION).tar.gz $(EE_DIR)/lcm-openstack.tar.gz
+	$(BIN)/ansible-builder create -f $(EE_FILE) --context $(EE_DIR)/context --output-filename Containerfile \
+	  | tee $(EE_DIR)/create.log
+	@if grep -q "No matches" $(EE_DIR)/create.log || [[ ! -f $(EE_DIR)/context/_build/collections/lcm-openstack.tar.gz ]]; then \
+	  echo "the build context lacks the collection tarball (additional_build_files of $(EE_FILE))" >&2; exit 1; fi
+
+ee-image: ee
+	$(BIN)/ansible-builder build -f $(EE_FILE) --context $(EE_DIR)/context -t $(EE_TAG)
 
 # Each role's README lists its variables from meta/argument_specs.yml
 # (tests/tooling/test_role_readmes.py fails when one is out of date).

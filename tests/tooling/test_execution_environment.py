@@ -89,10 +89,12 @@ def context(tmp_path_factory: pytest.TempPathFactory) -> Context:
         shutil.copy(ROOT / deps[key], work / deps[key])
     for entry in definition.get("additional_build_files", []):
         src = Path(entry["src"])
-        if src.name.startswith("lcm-openstack-"):
+        if src.name.startswith("lcm-openstack"):
+            # What `make ee` does: the tarball, renamed to the versionless name.
             out = run([str(BIN / "ansible-galaxy"), "collection", "build", str(ROOT),
                        "--output-path", str(work / src.parent), "--force"])
             assert out.returncode == 0, out.stderr
+            (work / src.parent / f"lcm-openstack-{GALAXY['version']}.tar.gz").rename(work / src)
     out = run([str(BIN / "ansible-builder"), "create", "-f", str(work / EE_FILE.name),
                "--context", str(work / "context"), "--output-filename", "Containerfile"])
     assert out.returncode == 0, out.stdout + out.stderr
@@ -135,7 +137,7 @@ def test_the_galaxy_stage_installs_the_collections_requirements_file(context: Co
     galaxy = context.stage("galaxy")
     assert re.search(r"^RUN .*ansible-galaxy collection install .*-r requirements\.yml", galaxy, re.M)
     names = [c["name"] for c in yaml.safe_load((context.build / "requirements.yml").read_text())["collections"]]
-    assert any(n.endswith(".tar.gz") and "/lcm-openstack-" in n for n in names), names
+    assert "/build/collections/lcm-openstack.tar.gz" in names, names
     assert "kubernetes.core" in names, names
 
 
@@ -153,6 +155,54 @@ def test_kubernetes_core_is_asked_for_in_galaxy_yml_s_range(context: Context) ->
     reqs = yaml.safe_load((context.build / "requirements.yml").read_text())["collections"]
     kc = [r for r in reqs if r["name"] == "kubernetes.core"]
     assert kc and kc[0].get("version") == GALAXY["dependencies"]["kubernetes.core"], kc
+
+
+def test_no_file_of_the_definition_names_a_version() -> None:
+    # galaxy.yml alone holds the version; the tarball's name carries none.
+    for name in ("execution-environment.yml", "ee-requirements.yml"):
+        assert GALAXY["version"] not in (ROOT / name).read_text(), name
+
+
+def galaxy_check(context: Context) -> str:
+    """The galaxy stage's check for the tarball, as the script its RUN runs."""
+    galaxy = context.stage("galaxy")
+    m = re.search(r"^RUN (if \[ ! -f /build/collections/(?:.*\\\n)*.*)$", galaxy, re.M)
+    assert m, "the galaxy stage does not check for the collection tarball"
+    assert galaxy.index(m.group(0)) < galaxy.index("ansible-galaxy collection install")
+    assert galaxy.index("COPY _build /build") < galaxy.index(m.group(0))
+    return m.group(1).replace("\\\n", "\n")
+
+
+def test_the_image_build_stops_without_the_tarball_in_the_context(context: Context, tmp_path: Path) -> None:
+    script = galaxy_check(context).replace("/build/", f"{tmp_path}/build/")
+    out = subprocess.run(["/bin/sh", "-c", script], capture_output=True, text=True, check=False)
+    assert out.returncode != 0
+    assert "lcm-openstack.tar.gz is not in the build context" in out.stderr, out.stderr
+    # With the context's _build copied where the stage copies it, it passes.
+    shutil.copytree(context.build, tmp_path / "build")
+    out = subprocess.run(["/bin/sh", "-c", script], capture_output=True, text=True, check=False)
+    assert out.returncode == 0, out.stderr
+
+
+def test_make_ee_writes_the_context_with_the_tarball_or_fails(tmp_path: Path) -> None:
+    # A definition whose tarball is missing: ansible-builder says Complete!,
+    # make ee must not.
+    broken = yaml.safe_load(EE_FILE.read_text())
+    broken["additional_build_files"][0]["src"] = "nowhere/lcm-openstack.tar.gz"
+    for name in ("requirements.txt", "ee-requirements.yml"):
+        shutil.copy(ROOT / name, tmp_path / name)
+    (tmp_path / "ee.yml").write_text(yaml.safe_dump(broken))
+    ee_dir = tmp_path / "build"
+    make = ["make", "--no-print-directory", "-C", str(ROOT), "-o", "venv", f"EE_DIR={ee_dir}"]
+    out = run(make + ["ee", f"EE_FILE={tmp_path / 'ee.yml'}"])
+    assert out.returncode != 0, out.stdout
+    assert "the build context lacks the collection tarball" in out.stderr, out.stdout + out.stderr
+    out = run(make + ["ee"])
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert (ee_dir / "context/_build/collections/lcm-openstack.tar.gz").is_file()
+    with tarfile.open(ee_dir / "context/_build/collections/lcm-openstack.tar.gz") as tar:
+        manifest = json.load(tar.extractfile("MANIFEST.json"))  # type: ignore[arg-type]
+    assert manifest["collection_info"]["version"] == GALAXY["version"]
 
 
 # -- Python requirements ------------------------------------------------------
