@@ -33,13 +33,13 @@ export PATH := $(BIN):$(PATH)
 SHELL_SCRIPTS := tests/cluster/build tests/cluster/up tests/cluster/down tests/cluster/status \
 	tests/cluster/lib.sh tests/with-bed tests/sanity/run
 
-.PHONY: help venv tools bed bed-up bed-down collection demo site-charts site test test-all unit integration sanity lint molecule \
+.PHONY: help venv tools bed bed-up bed-down collection demo site-charts site test test-all unit integration sanity lint molecule publish-check \
 	bench-bed bench-phase-lag bench-phase-scale bench-noop bench-greenfield bench-site clean \
 	role-readmes ee ee-image
 
 help:
 	@echo "make demo        set up, then run the main job (playbooks/demo.yml)"
-	@echo "make test        set up, then run unit, integration, sanity, lint and molecule tests"
+	@echo "make test        set up, then run unit, integration, sanity, lint, publish-check and molecule tests"
 	@echo "make ee          the collection tarball and the execution environment's build context"
 	@echo "make bed-up      build and start the local test bed; make bed-down stops it"
 	@echo "make bench-bed, bench-phase-lag, bench-phase-scale, bench-noop, bench-greenfield, bench-site   the measurements in the README"
@@ -104,7 +104,7 @@ test-all:
 	@mkdir -p $(TEST_LOGS); failed=(); \
 	echo "==> unit"; \
 	if $(MAKE) --no-print-directory unit; then echo "==> unit: passed"; else failed+=(unit); echo "==> unit: FAILED"; fi; \
-	groups=("integration" "molecule" "sanity lint"); \
+	groups=("integration" "molecule" "sanity lint publish-check"); \
 	run_group() { \
 	  local t rc=0; \
 	  for t in $$1; do \
@@ -122,7 +122,7 @@ test-all:
 	  echo "==> $$t: the failures in its log ($(TEST_LOGS)/$$t.log)"; \
 	  sed "s/\x1b\[[0-9;]*m//g" $(TEST_LOGS)/$$t.log | grep -a -n -E "CRITICAL|fatal: \[|FAILED|Error:" | tail -n 12; done; \
 	if (( $${#failed[@]} )); then echo "FAILED: $${failed[*]}"; exit 1; fi; \
-	echo "all suites passed: unit integration molecule sanity lint"
+	echo "all suites passed: unit integration molecule sanity lint publish-check"
 
 unit: collection
 	$(BIN)/pytest tests/unit tests/tooling
@@ -132,6 +132,19 @@ integration: collection
 
 sanity: collection
 	tests/sanity/run
+
+# galaxy-importer on the built tarball, offline, in a virtualenv of its own
+# (its pins would take .venv's linters back): tests/support/galaxy_import.py.
+PUBLISH_VENV := $(CURDIR)/.venv-publish
+$(PUBLISH_VENV)/.installed: tests/publish/requirements.txt requirements-dev.txt
+	@echo "==> galaxy-importer virtualenv in $(PUBLISH_VENV)"
+	test -x $(PUBLISH_VENV)/bin/python || $(PYTHON) -m venv $(PUBLISH_VENV)
+	$(PUBLISH_VENV)/bin/pip install --quiet --upgrade pip
+	$(PUBLISH_VENV)/bin/pip install --quiet -r tests/publish/requirements.txt "$$(grep -E '^ansible-core' requirements-dev.txt)"
+	touch $@
+
+publish-check: collection $(PUBLISH_VENV)/.installed
+	cd tests && $(BIN)/python -m support.galaxy_import --importer $(PUBLISH_VENV)
 
 lint: collection tools
 	$(BIN)/ansible-lint --profile production
