@@ -90,7 +90,7 @@ def _dependencies(work: Path) -> Path:
     """kubernetes.core as importable Python, the way ansible-core finds
     collections on sys.path (the importer sets the collections path to its
     own scratch directory)."""
-    import ansible_collections.kubernetes.core as core  # pylint: disable=import-outside-toplevel
+    from ansible_collections.kubernetes import core  # pylint: disable=import-outside-toplevel
 
     deps = work / "deps"
     shutil.copytree(list(core.__path__)[0], deps / "ansible_collections" / "kubernetes" / "core")
