@@ -1,0 +1,78 @@
+#!/usr/bin/python
+# Copyright: lcm.openstack contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# The work is done on the controller by the action plugin of the same name
+# (plugins/action/flow_inputs.py); this file carries its documentation.
+
+DOCUMENTATION = r"""
+module: flow_inputs
+short_description: Check and type the inputs of a flow playbook
+version_added: 0.3.0
+author:
+  - lcm.openstack developers (@lcm-openstack)
+description:
+  - Reads the flow playbooks' inputs by name from the play's variables
+    (extra-vars, an AWX survey, host vars) - service, release,
+    openstack_namespace (or namespace), chart, chart_version, values,
+    values_files, version, phase_timeout, traffic_backend, traffic_target,
+    traffic_mode, backup_database, restore_database, purge_database,
+    allow_missing_steps, to_revision, backup_ref, depends_on,
+    dependency_timeout, phase_templates, phase_selection - checks each one
+    and returns them typed.
+  - A bad input fails the task with one line naming it, the value given
+    (never for values, which may hold passwords), what is expected and an
+    example. Every bad input is reported, one per line.
+  - An input left out or empty takes its default; a malformed one never does.
+  - Runs on the controller only, with no module process; changes nothing.
+options:
+  needs_chart:
+    description: chart is required.
+    type: bool
+    default: false
+  needs_version:
+    description: version is required.
+    type: bool
+    default: false
+  defaults:
+    description: Defaults that replace the documented ones for inputs left out,
+      by input name (a site run waits 3600 s for dependencies by default).
+    type: dict
+    default: {}
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: none
+  action:
+    support: full
+"""
+
+EXAMPLES = r"""
+- name: Check the flow's inputs
+  lcm.openstack.flow_inputs:
+    needs_chart: true
+    needs_version: true
+  register: flow_inputs
+"""
+
+RETURN = r"""
+inputs:
+  description: Every input, typed, defaults filled in; release defaults to
+    service, to_revision is null when not given.
+  returned: success
+  type: dict
+  sample:
+    service: keystone
+    release: keystone
+    openstack_namespace: openstack
+    phase_timeout: 600
+    to_revision: null
+    values: {}
+errors:
+  description: One line per bad input.
+  returned: failure
+  type: list
+  elements: str
+  sample:
+    - "traffic_backend: got 'istio', expected one of service_selector, ingress_canary, openshift_route (for example -e traffic_backend=ingress_canary)"
+"""
