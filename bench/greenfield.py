@@ -233,7 +233,7 @@ def plain_helm(tree: Path, bed: Bed, helm: str, kubeconfig: str) -> float:
 def one_run(tree: Path, bed: Bed, api: client.ApiClient, kubeconfig: str, helm: str, plugins: Path) -> Dict[str, Any]:
     helm_s = plain_helm(tree, bed, helm, kubeconfig)
     ns = bed.name("gf")
-    variables = {"service": "keystone", "namespace": ns, "chart": str(tree / "examples" / "charts" / "keystone"),
+    variables = {"service": "keystone", "openstack_namespace": ns, "chart": str(tree / "examples" / "charts" / "keystone"),
                  "version": VERSION, "phase_timeout": 600}
     argv = [PLAYBOOK, "-i", str(tree / "examples" / "inventory.yml"), str(tree / "playbooks" / "greenfield.yml"),
             "-e", json.dumps(variables)]

@@ -204,7 +204,7 @@ def test_two_runs_of_one_phase_started_together_one_runs_it_the_other_is_refused
 # -- two flows on one service ---------------------------------------------------------
 
 def _flow(kubeconfig: str, playbook: str, namespace: str, **extra: Any) -> List[str]:
-    variables = {"service": "keystone", "namespace": namespace, "chart": EXAMPLE_CHART, "phase_timeout": 180}
+    variables = {"service": "keystone", "openstack_namespace": namespace, "chart": EXAMPLE_CHART, "phase_timeout": 180}
     variables.update(extra)
     return [str(BIN / "ansible-playbook"), "-i", str(ROOT / "examples" / "inventory.yml"),
             str(ROOT / "playbooks" / playbook), "-e", json.dumps(variables)]

@@ -44,9 +44,12 @@ def test_greenfield_runs_through_ansible_runner(tmp_path: Path, kubeconfig: str,
                             "metadata": {"name": "keystone", "labels": {"lifecycle.openstack.org/service": "keystone"}},
                             "spec": {"service": "keystone", "release": "keystone"}})
     runner = run_flow(tmp_path, kubeconfig, "greenfield.yml",
-                      {"service": "keystone", "namespace": ns, "chart": CHART, "version": "2025.1",
+                      {"service": "keystone", "openstack_namespace": ns, "chart": CHART, "version": "2025.1",
                        "phase_timeout": 120})
-    assert (runner.status, runner.rc) == ("successful", 0), runner.stdout.read()[-3000:]
+    out = runner.stdout.read()
+    assert (runner.status, runner.rc) == ("successful", 0), out[-3000:]
+    # openstack_namespace, not namespace: no reserved-name warning in the job.
+    assert "reserved name" not in out
 
     # The events AWX stores: the stats say no host failed, and each phase's
     # task result carries the Phase it ran.
@@ -70,7 +73,7 @@ def test_greenfield_runs_through_ansible_runner(tmp_path: Path, kubeconfig: str,
 
 def test_a_failing_greenfield_reports_its_reason_in_the_job(tmp_path: Path, kubeconfig: str, ns: str) -> None:
     runner = run_flow(tmp_path, kubeconfig, "greenfield.yml",
-                      {"service": "keystone", "namespace": ns, "chart": CHART, "version": "2025.1", "phase_timeout": 120,
+                      {"service": "keystone", "openstack_namespace": ns, "chart": CHART, "version": "2025.1", "phase_timeout": 120,
                        # from an AWX survey textarea, values arrive as YAML text
                        "values": "simulate:\n  fail:\n    rally_test: identity tests failed\n"})
     assert (runner.status, runner.rc) == ("failed", 2)

@@ -66,7 +66,7 @@ class Site:
         env.update(self.credential)
         env.pop("KUBECONFIG")  # the runner has its token, not the administrator's kubeconfig
         chart = str(openstack_helm.chart(service))
-        variables = {"service": service, "namespace": self.namespace, "chart": chart, "phase_timeout": 600}
+        variables = {"service": service, "openstack_namespace": self.namespace, "chart": chart, "phase_timeout": 600}
         variables.update(extra)
         cmd = [str(BIN / "ansible-playbook"), "-i", str(ROOT / "examples" / "inventory.yml"),
                str(ROOT / "playbooks" / playbook), "-e", json.dumps(variables)]
