@@ -7,7 +7,7 @@
 DOCUMENTATION = r"""
 module: flow_inputs
 short_description: Check and type the inputs of a flow playbook
-version_added: 0.3.0
+version_added: 0.1.0
 author:
   - lcm.openstack developers (@lcm-openstack)
 description:
