@@ -64,8 +64,15 @@ def problems(log: str, result: Dict[str, Any], roles: List[str], ignores: Dict[s
     if not (docs.get("collection_readme") or {}).get("html"):
         out.append("collection: no README")
     seen = set()
-    for item in docs.get("contents") or []:
+    contents = docs.get("contents") or []
+    # An action plugin is documented by the module of its name (ansible-doc
+    # shows the module's documentation for it).
+    modules = {item.get("content_name") for item in contents
+               if item.get("content_type") == "module" and item.get("doc_strings")}
+    for item in contents:
         kind, name = item.get("content_type"), item.get("content_name")
+        if kind == "action" and name in modules:
+            continue
         if kind == "role":
             seen.add(name)
             if not item.get("readme_html"):

@@ -43,6 +43,15 @@ def test_a_plugin_without_documentation_is_a_problem() -> None:
     assert problems(result=result) == ["filter site_summary: no documentation"]
 
 
+@pytest.mark.parametrize("module", ["phase", "nothere"])
+def test_an_action_plugin_is_documented_by_the_module_of_its_name(module: str) -> None:
+    result = copy.deepcopy(CASE["result"])
+    documented = [i for i in result["docs_blob"]["contents"] if i["content_type"] == "module"][0]
+    result["docs_blob"]["contents"].append({"content_type": "action", "content_name": module, "doc_strings": None})
+    expected = [] if module == documented["content_name"] else [f"action {module}: no documentation"]
+    assert problems(result=result) == expected
+
+
 def test_a_role_without_a_readme_or_not_found_is_a_problem() -> None:
     result = copy.deepcopy(CASE["result"])
     result["docs_blob"]["contents"][5]["readme_html"] = ""
