@@ -181,13 +181,39 @@ options:
       - Without it they stay (RV(kept)), and the next install of the release adopts them.
     type: bool
     default: false
-extends_documentation_fragment:
-  - lcm.openstack.helm
-  - kubernetes.core.helm_common_options
 requirements:
   - helm 3.8 or newer, or helm 4
-  - kubernetes >= 24.2.0
-  - PyYAML
+  - kubernetes >= 29.0.0
+  - PyYAML >= 6.0
+
+attributes:
+  check_mode:
+    support: full
+    details: With O(state=tested), check mode runs no test and returns no test results.
+  diff_mode:
+    support: partial
+    details:
+      - With O(state=present), the release's manifest as deployed and as rendered, Secret data masked.
+      - The other states return no diff.
+
+seealso:
+  - module: lcm.openstack.helm_release_info
+    description: Reads the status, history, values and manifest of releases.
+  - module: lcm.openstack.phase
+    description: Runs a phase's Jobs under a Phase record, beside the release.
+  - name: Design of lcm.openstack
+    link: https://github.com/lcm-openstack/lcm.openstack/blob/main/docs/design.md
+    description: How phases share objects with the Helm release, and waiting by watch.
+  - name: Permissions
+    link: https://github.com/lcm-openstack/lcm.openstack/blob/main/docs/rbac.md
+    description: What the credentials need, the Leases included.
+
+extends_documentation_fragment:
+  - lcm.openstack.attributes
+  - lcm.openstack.attributes.action_group
+  - lcm.openstack.attributes.platform
+  - lcm.openstack.helm
+  - kubernetes.core.helm_common_options
 notes:
   - Check mode changes nothing and returns the operation that would run; diff mode
     shows the rendered manifest against the deployed one, with Secret data masked.

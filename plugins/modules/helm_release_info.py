@@ -25,12 +25,24 @@ options:
     description: Return the computed values (chart defaults included), not only the user-supplied ones.
     type: bool
     default: false
-extends_documentation_fragment:
-  - lcm.openstack.helm
-  - kubernetes.core.helm_common_options
 requirements:
   - helm 3.8 or newer, or helm 4
-  - PyYAML
+  - kubernetes >= 29.0.0
+  - PyYAML >= 6.0
+
+seealso:
+  - module: lcm.openstack.helm_release
+    description: Installs, upgrades, rolls back, tests or uninstalls a release.
+  - module: lcm.openstack.phase_info
+    description: Lists the Phases and ServiceLifecycle records of the services.
+
+extends_documentation_fragment:
+  - lcm.openstack.attributes
+  - lcm.openstack.attributes.action_group
+  - lcm.openstack.attributes.info_module
+  - lcm.openstack.attributes.platform
+  - lcm.openstack.helm
+  - kubernetes.core.helm_common_options
 """
 
 EXAMPLES = r"""

@@ -325,13 +325,43 @@ options:
       drain_grace_seconds:
         description: Seconds to wait for old endpoints to go.
         type: int
+requirements:
+  - kubernetes >= 29.0.0
+  - PyYAML >= 6.0
+  - helm 3 or 4, unless O(source.manifests) alone gives the objects
+
+attributes:
+  check_mode:
+    support: full
+    details: The objects are rendered and applied with a server-side dry run; nothing is created or waited on.
+  diff_mode:
+    support: partial
+    details:
+      - Each object the phase applies, as it is live and as the phase applies it.
+      - The Phase and ServiceLifecycle records are not shown; O(state=absent) returns no diff.
+
+seealso:
+  - module: lcm.openstack.phase_info
+    description: Lists Phases and ServiceLifecycle records.
+  - module: lcm.openstack.traffic
+    description: Drains a service's traffic or rolls it out, recorded as a Phase.
+  - module: lcm.openstack.helm_release
+    description: Brings the service's Helm release to a state.
+  - module: lcm.openstack.service_lifecycle
+    description: Keeps the ServiceLifecycle record and the flow around the phases.
+  - name: Design of lcm.openstack
+    link: https://github.com/lcm-openstack/lcm.openstack/blob/main/docs/design.md
+    description: How a phase picks its objects, orders them in waves and decides what it owns.
+  - name: Permissions
+    link: https://github.com/lcm-openstack/lcm.openstack/blob/main/docs/rbac.md
+    description: The ClusterRole a phase runs with.
+
 extends_documentation_fragment:
+  - lcm.openstack.attributes
+  - lcm.openstack.attributes.action_group
+  - lcm.openstack.attributes.platform
   - lcm.openstack.service
   - kubernetes.core.k8s_auth_options
-requirements:
-  - kubernetes >= 24.2.0
-  - PyYAML >= 3.11
-  - helm 3 or 4, unless O(source.manifests) alone gives the objects
 notes:
   - Check mode renders the objects, validates them and the Phase with a server-side
     dry run, and reports what would be created; diff mode shows each object before

@@ -29,10 +29,24 @@ options:
   name:
     description: Only the Phase of this name.
     type: str
-extends_documentation_fragment:
-  - kubernetes.core.k8s_auth_options
 requirements:
-  - kubernetes >= 24.2.0
+  - kubernetes >= 29.0.0
+  - PyYAML >= 6.0
+
+seealso:
+  - module: lcm.openstack.phase
+    description: Runs one lifecycle phase and records it as a Phase.
+  - module: lcm.openstack.service_lifecycle
+    description: Keeps the ServiceLifecycle record of a service.
+  - module: lcm.openstack.update_status
+    description: Reports how the updates of every service go.
+
+extends_documentation_fragment:
+  - lcm.openstack.attributes
+  - lcm.openstack.attributes.action_group
+  - lcm.openstack.attributes.info_module
+  - lcm.openstack.attributes.platform
+  - kubernetes.core.k8s_auth_options
 """
 
 EXAMPLES = r"""

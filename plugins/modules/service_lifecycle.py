@@ -163,11 +163,38 @@ options:
         description: How the flow ended; required with O(flow.action=end).
         type: str
         choices: [Succeeded, Failed, RolledBack]
+requirements:
+  - kubernetes >= 29.0.0
+  - PyYAML >= 6.0
+
+attributes:
+  check_mode:
+    support: full
+    details: The flow's Lease is not taken and no dependency is waited for; the record returned is what it would become.
+  diff_mode:
+    support: full
+    details: The record (state, versions, flow), before and after, without its list of phases.
+
+seealso:
+  - module: lcm.openstack.phase
+    description: Runs one lifecycle phase; it updates the record as the phase starts and ends.
+  - module: lcm.openstack.phase_info
+    description: Lists Phases and ServiceLifecycle records.
+  - module: lcm.openstack.site_plan
+    description: Plans the flows of a whole site from the records.
+  - name: The flows
+    link: https://github.com/lcm-openstack/lcm.openstack/blob/main/README.md#the-flows
+    description: Greenfield, update, rollback and remove, and the table they end with.
+  - name: Running the flows from AWX
+    link: https://github.com/lcm-openstack/lcm.openstack/blob/main/docs/awx.md
+    description: Job templates, surveys and credentials for the flows.
+
 extends_documentation_fragment:
+  - lcm.openstack.attributes
+  - lcm.openstack.attributes.action_group
+  - lcm.openstack.attributes.platform
   - lcm.openstack.service
   - kubernetes.core.k8s_auth_options
-requirements:
-  - kubernetes >= 24.2.0
 notes:
   - Supports check mode and diff mode.
 """

@@ -63,10 +63,26 @@ options:
         C(external=true), neither ordered nor checked. Otherwise it is an error.
     type: bool
     default: false
-extends_documentation_fragment:
-  - kubernetes.core.k8s_auth_options
 requirements:
-  - kubernetes >= 24.2.0
+  - kubernetes >= 29.0.0
+  - PyYAML >= 6.0
+
+seealso:
+  - module: lcm.openstack.service_lifecycle
+    description: Keeps the ServiceLifecycle record the plan is decided from.
+  - name: A whole site
+    link: https://github.com/lcm-openstack/lcm.openstack/blob/main/docs/site.md
+    description: How playbooks/site.yml runs the flows of a site in levels.
+  - name: A whole site, in the README
+    link: https://github.com/lcm-openstack/lcm.openstack/blob/main/README.md#a-whole-site
+    description: The example site and its output.
+
+extends_documentation_fragment:
+  - lcm.openstack.attributes
+  - lcm.openstack.attributes.action_group
+  - lcm.openstack.attributes.info_module
+  - lcm.openstack.attributes.platform
+  - kubernetes.core.k8s_auth_options
 notes:
   - Supports check mode; the module never changes anything, in check mode or not.
 """

@@ -187,12 +187,35 @@ options:
         Defaults to 0 for V(service_selector) and to 30 for the weight backends, which
         have no endpoints to observe.
     type: int
+requirements:
+  - kubernetes >= 29.0.0
+  - PyYAML >= 6.0
+
+attributes:
+  check_mode:
+    support: full
+    details: The move is computed, and the Phase and the change are applied with a server-side dry run; the traffic does not move.
+  diff_mode:
+    support: partial
+    details:
+      - The Service's selector, or the canary Ingress's or the Route's weights, before and after.
+      - The Phase that records the move is not shown.
+
+seealso:
+  - module: lcm.openstack.phase
+    description: Runs the other lifecycle phases.
+  - module: lcm.openstack.service_lifecycle
+    description: Keeps the ServiceLifecycle record a rollout leaves Operational.
+  - name: Design of lcm.openstack
+    link: https://github.com/lcm-openstack/lcm.openstack/blob/main/docs/design.md
+    description: The traffic backends, and the test between drain and rollout.
+
 extends_documentation_fragment:
+  - lcm.openstack.attributes
+  - lcm.openstack.attributes.action_group
+  - lcm.openstack.attributes.platform
   - lcm.openstack.service
   - kubernetes.core.k8s_auth_options
-requirements:
-  - kubernetes >= 24.2.0
-  - PyYAML >= 3.11
 notes:
   - Check mode reads the live state, validates the change and the Phase with a
     server-side dry run, and reports what would change; diff mode shows the selector

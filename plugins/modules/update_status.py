@@ -49,10 +49,34 @@ options:
     description: Seconds past its estimate after which a Progressing-Slow update is Stalled.
     type: int
     default: 600
-extends_documentation_fragment:
-  - kubernetes.core.k8s_auth_options
 requirements:
-  - kubernetes >= 24.2.0
+  - kubernetes >= 29.0.0
+  - PyYAML >= 6.0
+
+attributes:
+  check_mode:
+    support: full
+    details: The status and the report are computed; nothing is written.
+  diff_mode:
+    support: none
+
+seealso:
+  - module: lcm.openstack.phase_info
+    description: Lists Phases and ServiceLifecycle records.
+  - module: lcm.openstack.service_lifecycle
+    description: Keeps the ServiceLifecycle records the status is computed from.
+  - name: Update status
+    link: https://github.com/lcm-openstack/lcm.openstack/blob/main/docs/update-status.md
+    description: The assessment rules, the estimate and the insights.
+  - name: Permissions
+    link: https://github.com/lcm-openstack/lcm.openstack/blob/main/docs/rbac.md
+    description: The ClusterRole the status is read with.
+
+extends_documentation_fragment:
+  - lcm.openstack.attributes
+  - lcm.openstack.attributes.action_group
+  - lcm.openstack.attributes.platform
+  - kubernetes.core.k8s_auth_options
 notes:
   - Supports check mode (computes and reports, writes nothing). The status is the
     module's only write; there is nothing to diff beyond RV(update_status).

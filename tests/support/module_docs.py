@@ -24,11 +24,33 @@ def documented_options(module: ModuleType) -> Dict[str, Any]:
     doc = yaml.safe_load(module.DOCUMENTATION)
     options: Dict[str, Any] = dict(doc.get("options") or {})
     for name in doc.get("extends_documentation_fragment") or []:
-        namespace, collection, fragment = name.split(".")
-        path = f"ansible_collections.{namespace}.{collection}.plugins.doc_fragments.{fragment}"
-        for option, said in yaml.safe_load(importlib.import_module(path).ModuleDocFragment.DOCUMENTATION)["options"].items():
+        for option, said in (_fragment(name).get("options") or {}).items():
             options.setdefault(option, said)
     return options
+
+
+def documented_doc(module: ModuleType) -> Dict[str, Any]:
+    """The module's DOCUMENTATION with its fragments' attributes merged in
+    as Ansible merges them: per attribute, the module's keys over the
+    fragment's (the fragment describes, the module gives its support)."""
+    doc = yaml.safe_load(module.DOCUMENTATION)
+    attributes: Dict[str, Any] = {}
+    for name in doc.get("extends_documentation_fragment") or []:
+        for attribute, said in (_fragment(name).get("attributes") or {}).items():
+            attributes[attribute] = dict(attributes.get(attribute) or {}, **said)
+    for attribute, said in (doc.get("attributes") or {}).items():
+        attributes[attribute] = dict(attributes.get(attribute) or {}, **said)
+    return dict(doc, attributes=attributes)
+
+
+def _fragment(name: str) -> Dict[str, Any]:
+    """A doc fragment by its name in extends_documentation_fragment:
+    namespace.collection.fragment, or namespace.collection.fragment.variable
+    for a fragment's other block (lcm.openstack.attributes.platform: PLATFORM)."""
+    namespace, collection, fragment, *variable = name.split(".")
+    path = f"ansible_collections.{namespace}.{collection}.plugins.doc_fragments.{fragment}"
+    return yaml.safe_load(getattr(importlib.import_module(path).ModuleDocFragment,
+                                  (variable or ["documentation"])[0].upper()))
 
 
 def differences(spec: Dict[str, Any], docs: Dict[str, Any], path: str = "") -> List[str]:

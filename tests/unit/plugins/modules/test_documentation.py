@@ -5,6 +5,7 @@ that argument spec with check mode supported."""
 from __future__ import annotations
 
 import importlib
+import re
 from types import ModuleType
 
 import pytest
@@ -12,7 +13,7 @@ import yaml
 
 from ansible_collections.lcm.openstack.plugins.action import flow_inputs as action
 
-from support.module_docs import built_with, differences, documented_options
+from support.module_docs import built_with, differences, documented_doc, documented_options
 from support.paths import ROOT
 
 # A module that an action plugin of the same name runs on the controller
@@ -47,3 +48,103 @@ def test_main_builds_the_module_from_that_spec_with_check_mode(name: str, monkey
 def test_the_action_plugins_options_are_documented_on_their_module() -> None:
     documented = yaml.safe_load(_module("flow_inputs").DOCUMENTATION)["options"]
     assert set(documented) == set(action._ARGS)
+
+
+# -- requirements, attributes and seealso ------------------------------------------------------
+
+# The modules import kubernetes and PyYAML (module_utils/common/compat.py);
+# everything else a module's requirements name is a program it runs.
+PYTHON_LIBRARIES = {"kubernetes", "pyyaml"}
+PROGRAMS = {"helm"}
+SUPPORT = {"full", "partial", "none", "N/A"}
+
+
+def _minimums() -> dict:
+    """requirements.txt as {name (lower case): minimum version}."""
+    out = {}
+    for line in (ROOT / "requirements.txt").read_text().splitlines():
+        line = line.split("#")[0].strip()
+        if line:
+            name, minimum = (part.strip() for part in line.split(">="))
+            out[name.lower()] = minimum
+    return out
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_the_requirements_are_those_of_requirements_txt(name: str) -> None:
+    minimums = _minimums()
+    said = documented_doc(_module(name))["requirements"]
+    libraries = {}
+    for requirement in said:
+        first = requirement.split()[0]
+        if first.lower() in minimums:
+            libraries[first.lower()] = requirement
+        else:
+            assert first in PROGRAMS, f"{name}: {requirement!r} is neither in requirements.txt nor a program"
+    assert set(libraries) == PYTHON_LIBRARIES
+    for library, requirement in libraries.items():
+        assert requirement.lower() == f"{library} >= {minimums[library]}".lower()
+
+
+def test_requirements_txt_is_read_as_minimums() -> None:
+    assert {"kubernetes", "pyyaml"} <= set(_minimums()) and _minimums()["kubernetes"][0].isdigit()
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_every_attribute_says_its_support(name: str) -> None:
+    attributes = documented_doc(_module(name))["attributes"]
+    assert set(attributes) == {"check_mode", "diff_mode", "action_group", "platform"}
+    for attribute, said in attributes.items():
+        assert said.get("description"), f"{name}: {attribute} has no description"
+        assert said.get("support") in SUPPORT, f"{name}: {attribute} support {said.get('support')!r}"
+        if said["support"] == "partial":
+            assert said.get("details"), f"{name}: {attribute} is partial without details"
+    # main() builds every module with supports_check_mode=True (above).
+    assert attributes["check_mode"]["support"] == "full"
+    assert attributes["platform"]["platforms"] == "posix"
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_the_action_group_is_that_of_meta_runtime(name: str) -> None:
+    groups = yaml.safe_load((ROOT / "meta" / "runtime.yml").read_text())["action_groups"]
+    member_of = sorted(f"lcm.openstack.{group}" for group, members in groups.items() if name in members)
+    assert documented_doc(_module(name))["attributes"]["action_group"]["membership"] == member_of == ["lcm.openstack.lifecycle"]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_diff_support_is_claimed_only_where_the_adapter_returns_a_diff(name: str) -> None:
+    adapter = (ROOT / "plugins" / "module_utils" / "adapter" / f"{name}.py").read_text()
+    diff = documented_doc(_module(name))["attributes"]["diff_mode"]["support"]
+    assert (diff in ("full", "partial")) == ("module._diff" in adapter)
+
+
+def _slugs(markdown: str) -> set:
+    """The anchors GitHub gives a Markdown file's headings."""
+    out = set()
+    for line in markdown.splitlines():
+        if line.startswith("#") and not line.startswith("#!"):
+            title = line.lstrip("#").strip().lower()
+            out.add(re.sub(r"[^\w\- ]", "", title).replace(" ", "-"))
+    return out
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_seealso_points_at_what_exists(name: str) -> None:
+    seealso = documented_doc(_module(name))["seealso"]
+    repository = yaml.safe_load((ROOT / "galaxy.yml").read_text())["repository"]
+    assert seealso
+    for entry in seealso:
+        assert entry.get("description"), entry
+        if "module" in entry:
+            assert entry["module"].startswith("lcm.openstack.") and entry["module"] != f"lcm.openstack.{name}"
+            assert entry["module"].split(".")[-1] in MODULES, entry
+        else:
+            assert entry["link"].startswith(f"{repository}/blob/main/") and entry.get("name"), entry
+            path, anchor = (entry["link"][len(f"{repository}/blob/main/"):].split("#") + [""])[:2]
+            assert (ROOT / path).is_file(), entry
+            assert not anchor or anchor in _slugs((ROOT / path).read_text()), entry
+
+
+def test_slugs_are_githubs() -> None:
+    assert _slugs("# lcm.openstack\n## The flows\n### Following a run: the `lifecycle_summary` callback\n") == \
+        {"lcmopenstack", "the-flows", "following-a-run-the-lifecycle_summary-callback"}
