@@ -31,17 +31,19 @@ export KUBECTL_BIN ?= $(BED_BIN)/kubectl
 export PATH := $(BIN):$(PATH)
 
 SHELL_SCRIPTS := tests/cluster/build tests/cluster/up tests/cluster/down tests/cluster/status \
-	tests/cluster/lib.sh tests/with-bed tests/sanity/run
+	tests/cluster/lib.sh tests/with-bed tests/sanity/run hacking/docs
 
 .PHONY: help venv tools bed bed-up bed-down collection demo site-charts site test test-all unit integration sanity lint molecule publish-check \
+	docs docs-lint \
 	bench-bed bench-phase-lag bench-phase-scale bench-noop bench-greenfield bench-site clean \
 	role-readmes ee ee-image
 
 help:
 	@echo "make demo        set up, then run the main job (playbooks/demo.yml)"
-	@echo "make test        set up, then run unit, integration, sanity, lint, publish-check and molecule tests"
+	@echo "make test        set up, then run unit, integration, sanity, lint, publish-check, docs and molecule tests"
 	@echo "make ee          the collection tarball and the execution environment's build context"
 	@echo "make bed-up      build and start the local test bed; make bed-down stops it"
+	@echo "make docs        build the docsite in build/docs/build/html (make docs-lint: lint its sources)"
 	@echo "make bench-bed, bench-phase-lag, bench-phase-scale, bench-noop, bench-greenfield, bench-site   the measurements in the README"
 	@echo "KUBECONFIG=...   point either command at an existing cluster instead of the bed"
 
@@ -104,7 +106,7 @@ test-all:
 	@mkdir -p $(TEST_LOGS); failed=(); \
 	echo "==> unit"; \
 	if $(MAKE) --no-print-directory unit; then echo "==> unit: passed"; else failed+=(unit); echo "==> unit: FAILED"; fi; \
-	groups=("integration" "molecule" "sanity lint publish-check"); \
+	groups=("integration" "molecule" "sanity lint publish-check docs-lint docs"); \
 	run_group() { \
 	  local t rc=0; \
 	  for t in $$1; do \
@@ -122,7 +124,7 @@ test-all:
 	  echo "==> $$t: the failures in its log ($(TEST_LOGS)/$$t.log)"; \
 	  sed "s/\x1b\[[0-9;]*m//g" $(TEST_LOGS)/$$t.log | grep -a -n -E "CRITICAL|fatal: \[|FAILED|Error:" | tail -n 12; done; \
 	if (( $${#failed[@]} )); then echo "FAILED: $${failed[*]}"; exit 1; fi; \
-	echo "all suites passed: unit integration molecule sanity lint publish-check"
+	echo "all suites passed: unit integration molecule sanity lint publish-check docs-lint docs"
 
 unit: collection
 	$(BIN)/pytest tests/unit tests/tooling
@@ -177,6 +179,15 @@ ee-image: ee
 # (tests/tooling/test_role_readmes.py fails when one is out of date).
 role-readmes: venv
 	cd tests && $(BIN)/python -m support.role_readme
+
+# The docsite (antsibull-docs, in build/docs-venv from requirements-docs.txt):
+# docs-lint checks the plugin and role docs and the guides; docs writes the
+# guides' RST from the Markdown and builds the site in build/docs/build/html.
+docs-lint: collection
+	hacking/docs lint
+
+docs: collection
+	hacking/docs build
 
 # Measurements for the README; never part of make test.
 bench-bed: collection bed
