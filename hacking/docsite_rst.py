@@ -56,6 +56,7 @@ GUIDES = (
     Guide("site", "docs/site.md"),
     Guide("update_status", "docs/update-status.md"),
     Guide("test_bed", "docs/test-bed.md"),
+    Guide("docsite", "docs/docsite.md"),
 )
 
 # Title adornments by depth: the page's title, then its sections.
