@@ -39,12 +39,29 @@ options:
     type: dict
     default: {}
 attributes:
+  action:
+    description: Runs on the controller as an action plugin, with no module process.
+    support: full
   check_mode:
     support: full
+    details: It only reads the play's variables; it runs in check mode as it does otherwise.
   diff_mode:
-    support: none
-  action:
+    support: N/A
+    details: It changes nothing, so there is nothing to diff.
+  platform:
+    description: The controller, where the play's variables are.
     support: full
+    platforms: all
+extends_documentation_fragment:
+  - lcm.openstack.attributes
+seealso:
+  - module: lcm.openstack.service_lifecycle
+    description: Starts the flow once the inputs hold.
+  - module: lcm.openstack.site_plan
+    description: Plans a whole site, each service's inputs checked by this first.
+  - name: The flows' inputs in an AWX survey
+    link: https://github.com/lcm-openstack/lcm.openstack/blob/main/docs/awx.md
+    description: Each input, its type and an example.
 """
 
 EXAMPLES = r"""
