@@ -217,6 +217,11 @@ extends_documentation_fragment:
 notes:
   - Check mode changes nothing and returns the operation that would run; diff mode
     shows the rendered manifest against the deployed one, with Secret data masked.
+  - The release is read where Helm keeps it, by C(HELM_DRIVER) in the environment
+    (set it with the task's C(environment)). Unset, C(secret) or C(secrets) and
+    C(configmap) or C(configmaps) are read from the cluster in one request; with
+    C(sql) Helm is asked (C(helm history), C(helm get)); C(memory), which keeps
+    nothing between two Helm processes, and names Helm does not know are refused.
 """
 
 EXAMPLES = r"""

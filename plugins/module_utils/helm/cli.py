@@ -26,6 +26,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils.common import transi
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import yaml
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError, namespace_missing
 from ansible_collections.lcm.openstack.plugins.module_utils.common.redact import Redactor
+from ansible_collections.lcm.openstack.plugins.module_utils.helm import storage
 
 MIN_VERSION = (3, 8, 0)  # OCI charts without the experimental flag
 # What the apiserver says, through Helm, to a write into a namespace that does not exist.
@@ -136,6 +137,9 @@ class Helm:
         return int(_parse_version(self.version)[0])
 
     def check_version(self) -> None:
+        # The storage driver first: under HELM_DRIVER=memory Helm 3 fails even
+        # `helm version`, in words that do not name the variable.
+        storage.kind(dict(os.environ, **self.env))
         parsed = _parse_version(self.version)
         if parsed < MIN_VERSION or parsed[0] not in FLAGS:
             raise HelmError(f"helm {self.version} at {self.binary} is not supported; use Helm 3 "

@@ -30,11 +30,13 @@ ATTEMPTS = 3
 
 
 def again(result: Result, history: Callable[[], List[Dict[str, Any]]], dyn: Any, release: str,
-          namespace: str, redact: Callable[[str], str] = str) -> Optional[str]:
+          namespace: str, redact: Callable[[str], str] = str, of: Optional[str] = storage.SECRET) -> Optional[str]:
     """Why `result` (a failed Helm run) may run again, or None when it may
     not: not a repeatable subcommand, not a broken connection, or a release
     left in a state that running again would not fix. `redact` masks what
-    Helm printed before it is written anywhere."""
+    Helm printed before it is written anywhere; `of` is the kind Helm keeps
+    the release in (storage.kind: None for a driver only Helm reaches, whose
+    pending revision is then left as Helm left it)."""
     subcommand = result.command[1] if len(result.command) > 1 else ""
     if result.rc == 0 or subcommand not in REPEATABLE or dyn is None or not connection_lost(result.stderr):
         return None
@@ -45,7 +47,7 @@ def again(result: Result, history: Callable[[], List[Dict[str, Any]]], dyn: Any,
     if status in storage.PENDING:
         described = (f"{subcommand} interrupted: Helm lost its connection to the apiserver ({reason}); "
                      "run again by lcm.openstack")
-        if not storage.mark_failed(dyn, namespace, release, revision, described):
+        if not storage.mark_failed(dyn, namespace, release, revision, described, of):
             return None
         return f"revision {revision} was left {status} and is recorded failed"
     if status == "failed":

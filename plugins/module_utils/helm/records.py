@@ -2,18 +2,18 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """A release's revisions as Helm's storage holds them: what `helm history`,
 `helm get manifest` and `helm get values` print, from one list of the
-release's storage Secrets instead of three Helm processes.
+release's storage records instead of three Helm processes.
 
-Those three commands read nothing else: Helm lists the Secrets labelled
-owner=helm,name=<release> in the namespace (helm/storage.py decodes one),
-sorts them by revision, prints the newest 256 as the history, and the
-newest one's manifest and user-supplied values (`config`). The same list is
-read here, and printed the same way, only where it is the record Helm reads:
-a dynamic client, Helm's Secret storage driver (HELM_DRIVER unset, secret or
-secrets; a ConfigMap or SQL driver keeps its records elsewhere), and a
-release name Helm accepts (Helm refuses the others with its own words).
-Anything else, and a client that may not list the Secrets, asks the Helm CLI
-as before. Like the Lease and the watcher, this takes the dynamic client to
+Those three commands read nothing else: Helm lists the Secrets (or, with
+HELM_DRIVER=configmap, the ConfigMaps) labelled owner=helm,name=<release> in
+the namespace (helm/storage.py decodes one and says which kind), sorts them
+by revision, prints the newest 256 as the history, and the newest one's
+manifest and user-supplied values (`config`). The same list is read here,
+and printed the same way, only where it is the record Helm reads: a dynamic
+client, a Kubernetes storage driver (the SQL driver keeps its rows where only
+Helm reaches; the memory driver is refused), and a release name Helm accepts
+(Helm refuses the others with its own words). Anything else, and a client
+that may not list the records, asks the Helm CLI as before. Like the Lease and the watcher, this takes the dynamic client to
 reach the cluster Helm works on (the same connection options).
 """
 
@@ -33,7 +33,6 @@ from ansible_collections.lcm.openstack.plugins.module_utils.helm.history import 
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.plain import plain
 
 MAX_HISTORY = 256  # `helm history --max 256`, as helm/cli.py asks it
-SECRET_DRIVERS = ("", "secret", "secrets")  # Helm's names for its default driver
 # Helm's own check of a release name (chartutil.ValidateReleaseName).
 _RELEASE_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _MAX_NAME = 53
@@ -49,21 +48,22 @@ class Stored:
     values: Dict[str, Any]  # as `helm get values --output json` prints it: the user-supplied values
 
 
-def secret_driver(helm: Helm) -> bool:
-    """Whether Helm, run with its environment, keeps releases in Secrets."""
-    return dict(os.environ, **helm.env).get("HELM_DRIVER", "") in SECRET_DRIVERS
+def kind_of(helm: Helm) -> Optional[str]:
+    """The kind Helm, run with its environment, keeps releases in (storage.kind)."""
+    return storage.kind(dict(os.environ, **helm.env))
 
 
-def read(dyn: Any, namespace: str, release: str) -> Optional[Stored]:
-    """The release as Helm's storage holds it; None when the client may not list Secrets."""
-    secrets = dyn.resources.get(api_version="v1", kind="Secret")
+def read(dyn: Any, namespace: str, release: str, of: str = storage.SECRET) -> Optional[Stored]:
+    """The release as Helm's storage holds it, in `of` (Secrets or
+    ConfigMaps); None when the client may not list them."""
+    stored = dyn.resources.get(api_version="v1", kind=of)
     try:
-        listed = secrets.get(namespace=namespace, label_selector=f"owner=helm,name={release}", serializer=plain)
+        listed = stored.get(namespace=namespace, label_selector=f"owner=helm,name={release}", serializer=plain)
     except DynamicApiError as exc:
         if getattr(exc, "status", None) in _DENIED:
             return None
-        raise api_error(exc, "list", "secrets", namespace) from exc
-    records = sorted(_decoded(listed.to_dict().get("items") or []), key=_revision)[-MAX_HISTORY:]
+        raise api_error(exc, "list", f"{of.lower()}s", namespace) from exc
+    records = sorted(_decoded(listed.to_dict().get("items") or [], of), key=_revision)[-MAX_HISTORY:]
     last = records[-1] if records else {}
     return Stored(history=[entry(r) for r in records],
                   manifest=f"{last.get('manifest') or ''}\n" if records else "",
@@ -84,12 +84,12 @@ def entry(record: Dict[str, Any]) -> Dict[str, Any]:
             "description": str(info.get("description") or "")}
 
 
-def _decoded(items: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
-    """Each Secret's record; one that does not decode is left out, as Helm leaves it out."""
+def _decoded(items: List[Dict[str, Any]], of: str) -> List[Dict[str, Any]]:
+    """Each item's record; one that does not decode is left out, as Helm leaves it out."""
     out = []
     for item in items:
         try:
-            out.append(storage.decode((item.get("data") or {}).get("release") or ""))
+            out.append(storage.decode((item.get("data") or {}).get("release") or "", of))
         except (ValueError, OSError, EOFError, zlib.error):  # base64, gzip or JSON that is not
             continue
     return [r for r in out if isinstance(r, dict)]
@@ -109,7 +109,8 @@ class Revisions:
         self.stored: Optional[Stored] = None
 
     def history(self) -> History:
-        self.stored = read(self.dyn, self.namespace, self.name) if self._from_storage() else None
+        of = kind_of(self.helm)  # refuses a driver that keeps nothing, first
+        self.stored = read(self.dyn, self.namespace, self.name, of) if of and self._from_storage() else None
         return self.stored.history if self.stored is not None else self.helm.history(self.name, self.namespace)
 
     def manifest(self) -> str:
@@ -122,5 +123,5 @@ class Revisions:
         return values
 
     def _from_storage(self) -> bool:
-        return self.dyn is not None and secret_driver(self.helm) and len(self.name) <= _MAX_NAME \
+        return self.dyn is not None and len(self.name) <= _MAX_NAME \
             and bool(_RELEASE_NAME.match(self.name))

@@ -279,7 +279,7 @@ class ReleaseManager:
                 return
             why = None if attempt == interrupted.ATTEMPTS else interrupted.again(
                 result, lambda: self.helm.history(self.req.name, self.req.namespace), self.dyn, self.req.name,
-                self.req.namespace, self.helm.redactor.redact)
+                self.req.namespace, self.helm.redactor.redact, records.kind_of(self.helm))
             if why is None:
                 break
             self.notes.append(f"{what or 'helm ' + args[0]} lost its connection to the apiserver "

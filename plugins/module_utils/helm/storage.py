@@ -1,13 +1,24 @@
 # Copyright: lcm.openstack contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Read a Helm release's deployed revision straight from its storage Secret.
+"""Read a Helm release's deployed revision straight from its storage record.
 
 The phase engine runs with the Kubernetes client's credentials (kubeconfig or
 the K8S_AUTH_* variables AWX injects). Asking the Helm CLI instead would need
-those credentials translated into Helm's own flags; the storage Secret is the
-same record Helm reads (`sh.helm.release.v1.<release>.v<revision>`, labelled
-owner=helm, name=<release>, status=<status>), and Helm 3 and Helm 4 share its
-format: base64 of gzip of the release as JSON, inside the Secret's base64.
+those credentials translated into Helm's own flags; the storage record is the
+same one Helm reads (`sh.helm.release.v1.<release>.v<revision>`, labelled
+owner=helm, name=<release>, status=<status>, version=<revision>), and Helm 3
+and Helm 4 share its format: base64 of gzip of the release as JSON.
+
+Where the record lives is Helm's storage driver, HELM_DRIVER in the
+environment Helm runs in, with the names Helm 3 and 4 accept (case as is):
+
+- unset, `secret`, `secrets`: a Secret; its data is base64 again;
+- `configmap`, `configmaps`: a ConfigMap of the same name and labels, the
+  record as Helm encoded it;
+- `sql`: rows in a database only Helm has the connection string of: read
+  through the Helm CLI (`helm history`, `helm get`), never rewritten here;
+- `memory`: records that live as long as one Helm process, so every run
+  would install anew: refused, as is a name Helm does not know.
 """
 
 from __future__ import annotations
@@ -16,12 +27,32 @@ import base64
 import gzip
 import json
 from dataclasses import dataclass, field
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Mapping, Optional
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import DynamicApiError
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import api_error
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError, api_error
 
 _GZIP_MAGIC = b"\x1f\x8b"
+SECRET, CONFIGMAP = "Secret", "ConfigMap"
+# HELM_DRIVER as Helm reads it, and the kind its records are in here.
+KINDS = {"": SECRET, "secret": SECRET, "secrets": SECRET, "configmap": CONFIGMAP, "configmaps": CONFIGMAP}
+THROUGH_HELM = ("sql",)  # kept where only Helm reaches: its CLI reads them
+
+
+def kind(env: Mapping[str, str]) -> Optional[str]:
+    """The kind Helm, run with `env`, keeps its release records in; None
+    when only the Helm CLI reaches them. A driver that keeps nothing between
+    two Helm processes, or one Helm does not know, is refused."""
+    driver = env.get("HELM_DRIVER", "")
+    if driver in KINDS:
+        return KINDS[driver]
+    if driver in THROUGH_HELM:
+        return None
+    if driver == "memory":
+        raise PhaseError("HELM_DRIVER=memory keeps a release only as long as one Helm process runs: each run "
+                         "would install it again; unset HELM_DRIVER, or set it to secret, configmap or sql")
+    raise PhaseError(f"HELM_DRIVER={driver!r} is not a storage driver Helm knows; unset it, or set it to "
+                     "secret, configmap or sql")
 
 
 @dataclass
@@ -32,26 +63,27 @@ class Deployed:
     values: Dict[str, Any] = field(default_factory=dict)  # the user-supplied values only
 
 
-def decode(data: str) -> Dict[str, Any]:
-    """The release record inside a storage Secret's `data.release`."""
-    raw = base64.b64decode(base64.b64decode(data))
+def decode(data: str, of: str = SECRET) -> Dict[str, Any]:
+    """The release record inside a storage Secret's (or ConfigMap's) `data.release`."""
+    raw = base64.b64decode(base64.b64decode(data) if of == SECRET else data)
     if raw[:2] == _GZIP_MAGIC:
         raw = gzip.decompress(raw)
     return json.loads(raw)
 
 
-def deployed(dyn: Any, namespace: str, release: str) -> Optional[Deployed]:
-    """The release's deployed revision, or None when nothing is deployed."""
-    secrets = dyn.resources.get(api_version="v1", kind="Secret")
+def deployed(dyn: Any, namespace: str, release: str, of: str = SECRET) -> Optional[Deployed]:
+    """The release's deployed revision, or None when nothing is deployed;
+    `of` is the kind Helm keeps it in (kind())."""
+    stored = dyn.resources.get(api_version="v1", kind=of)
     selector = f"owner=helm,name={release},status=deployed"
     try:
-        items = secrets.get(namespace=namespace, label_selector=selector).to_dict().get("items") or []
+        items = stored.get(namespace=namespace, label_selector=selector).to_dict().get("items") or []
     except DynamicApiError as exc:
-        raise api_error(exc, "list", "secrets", namespace) from exc
+        raise api_error(exc, "list", f"{of.lower()}s", namespace) from exc
     if not items:
         return None
     latest = max(items, key=lambda s: int((s["metadata"].get("labels") or {}).get("version", "0")))
-    record = decode((latest.get("data") or {}).get("release", ""))
+    record = decode((latest.get("data") or {}).get("release", ""), of)
     metadata = (record.get("chart") or {}).get("metadata") or {}
     return Deployed(revision=int(record.get("version") or 0),
                     chart_version=str(metadata.get("version") or ""),
@@ -59,16 +91,26 @@ def deployed(dyn: Any, namespace: str, release: str) -> Optional[Deployed]:
                     values=record.get("config") or {})
 
 
+def deployed_by_helm(helm: Any, namespace: str, release: str) -> Optional[Deployed]:
+    """As deployed(), asked of the Helm CLI (`helm history`, `helm get
+    values`): for a driver whose records only Helm reaches."""
+    revisions = [int(h.get("revision") or 0) for h in helm.history(release, namespace) if h.get("status") == "deployed"]
+    if not revisions:
+        return None
+    return Deployed(revision=revisions[-1], values=helm.get_values(release, namespace, revisions[-1]))
+
+
 PENDING = ("pending-install", "pending-upgrade", "pending-rollback")
 
 
-def encode(record: Dict[str, Any]) -> str:
-    """`data.release` for a record: the inverse of decode (gzip, Helm's base64, the Secret's base64)."""
+def encode(record: Dict[str, Any], of: str = SECRET) -> str:
+    """`data.release` for a record: the inverse of decode (gzip, Helm's base64, a Secret's base64)."""
     inner = base64.b64encode(gzip.compress(json.dumps(record, separators=(",", ":")).encode()))
-    return base64.b64encode(inner).decode()
+    return (base64.b64encode(inner) if of == SECRET else inner).decode()
 
 
-def mark_failed(dyn: Any, namespace: str, release: str, revision: int, description: str) -> bool:
+def mark_failed(dyn: Any, namespace: str, release: str, revision: int, description: str,
+                of: Optional[str] = SECRET) -> bool:
     """Record a pending revision as failed, as Helm itself does when an
     operation fails, so that Helm acts on the release again.
 
@@ -76,26 +118,31 @@ def mark_failed(dyn: Any, namespace: str, release: str, revision: int, descripti
     process exited, having lost its connection to the apiserver before it
     wrote the outcome (the run holds the release's Lease, so nothing else is
     working on it). The write carries the Secret's resourceVersion: if the
-    record changed meanwhile, it is not overwritten. Returns False when the
-    revision is not pending (or not stored as a Secret), and nothing changed."""
-    secrets = dyn.resources.get(api_version="v1", kind="Secret")
+    record changed meanwhile, it is not overwritten. `of` is the kind Helm
+    keeps the record in (kind()); None, a driver only Helm reaches, writes
+    nothing. Returns False when the revision is not pending (or not stored as
+    `of`), and nothing changed."""
+    if of is None:
+        return False
+    stored = dyn.resources.get(api_version="v1", kind=of)
     name = f"sh.helm.release.v1.{release}.v{revision}"
+    plural = f"{of.lower()}s"
     try:
-        secret = secrets.get(name=name, namespace=namespace).to_dict()
+        current = stored.get(name=name, namespace=namespace).to_dict()
     except DynamicApiError as exc:
         if getattr(exc, "status", None) == 404:
             return False
-        raise api_error(exc, "get", "secrets", namespace) from exc
-    record = decode((secret.get("data") or {}).get("release", ""))
+        raise api_error(exc, "get", plural, namespace) from exc
+    record = decode((current.get("data") or {}).get("release", ""), of)
     info = record.setdefault("info", {})
     if info.get("status") not in PENDING:
         return False
     info["status"], info["description"] = "failed", description
-    body = {"metadata": {"name": name, "resourceVersion": secret["metadata"]["resourceVersion"],
+    body = {"metadata": {"name": name, "resourceVersion": current["metadata"]["resourceVersion"],
                          "labels": {"status": "failed"}},
-            "data": {"release": encode(record)}}
+            "data": {"release": encode(record, of)}}
     try:
-        secrets.patch(body=body, namespace=namespace, content_type="application/merge-patch+json")
+        stored.patch(body=body, namespace=namespace, content_type="application/merge-patch+json")
     except DynamicApiError as exc:
-        raise api_error(exc, "patch", "secrets", namespace) from exc
+        raise api_error(exc, "patch", plural, namespace) from exc
     return True

@@ -28,7 +28,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils.phase.apply import A
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.ownership import helm_release_of, owner_reference, placeholder_owner
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.crd import lcm_resource
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError, PhaseFailed, api_error
-from ansible_collections.lcm.openstack.plugins.module_utils.helm.cli import find_helm, merge_values
+from ansible_collections.lcm.openstack.plugins.module_utils.helm.cli import Helm, find_helm, merge_values
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.record import Lifecycle
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import (
     FAILED, LABEL_PHASE, LABEL_SERVICE, LABEL_SPEC_HASH, LABEL_TYPE, PENDING,
@@ -76,7 +76,7 @@ class PhaseRunner:
     def _present(self) -> Dict[str, Any]:
         req = self.req
         req.validate()
-        self.deployed = release_storage.deployed(self.dyn, req.namespace, req.release)
+        self.deployed = self._deployed()
         if req.release_revision is None and self.deployed is not None:
             req.release_revision = self.deployed.revision
         if not req.flow_id:
@@ -174,6 +174,15 @@ class PhaseRunner:
                     r.wave = selection.LAST_WAVE
                     out.append(r)
         return out
+
+    def _deployed(self) -> Optional[release_storage.Deployed]:
+        """The release's deployed revision, from where Helm keeps it (helm/storage.py)."""
+        req = self.req
+        of = release_storage.kind(self.env)
+        if of is None:
+            helm = Helm(find_helm(req.helm_binary, self.env), env=dict(self.env), redactor=self.redactor)
+            return release_storage.deployed_by_helm(helm, req.namespace, req.release)
+        return release_storage.deployed(self.dyn, req.namespace, req.release, of)
 
     def _values(self) -> Optional[Mapping[str, Any]]:
         """The values to render with: the deployed release's first, when asked."""

@@ -4,7 +4,7 @@ not. Helm is replaced by scripted results (no process, no cluster)."""
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import pytest
 
@@ -76,7 +76,9 @@ def _history(status: str, revision: int = 2) -> List[Dict[str, Any]]:
 def marked(monkeypatch: pytest.MonkeyPatch) -> List[Tuple[str, str, int, str]]:
     calls: List[Tuple[str, str, int, str]] = []
 
-    def mark_failed(_dyn: Any, namespace: str, release: str, revision: int, description: str) -> bool:
+    def mark_failed(_dyn: Any, namespace: str, release: str, revision: int, description: str,
+                    of: Optional[str] = "Secret") -> bool:
+        assert of == "Secret"  # HELM_DRIVER unset: Helm's Secrets
         calls.append((namespace, release, revision, description))
         return True
     monkeypatch.setattr(storage, "mark_failed", mark_failed)
@@ -110,6 +112,18 @@ def test_without_a_cluster_client_nothing_runs_again(marked: List[Tuple[str, str
     result = Result(["helm", "upgrade", "keystone"], 1, "", RESET)
     assert interrupted.again(result, lambda: _history("pending-upgrade"), None, "keystone", "openstack") is None
     assert marked == []
+
+
+def test_a_pending_revision_only_helm_reaches_is_left_as_helm_left_it() -> None:
+    """Under HELM_DRIVER=sql the record is a row only Helm reaches: it is not
+    rewritten, and the upgrade fails as Helm said, not run again."""
+    class _NoCluster:
+        @property
+        def resources(self) -> Any:
+            raise AssertionError("nothing is read or written in the cluster")
+    result = Result(["helm", "upgrade", "keystone"], 1, "", RESET)
+    assert interrupted.again(result, lambda: _history("pending-upgrade"), _NoCluster(), "keystone", "openstack",
+                             of=None) is None
 
 
 class _Guard:

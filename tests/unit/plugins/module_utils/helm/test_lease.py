@@ -176,9 +176,9 @@ def _manager(tmp_path: Path, leases: Leases, history: List[Dict[str, Any]], fail
     print("Error: UPGRADE FAILED: timed out", file=sys.stderr)
     sys.exit(1)
 elif args[:1] == ["rollback"]:'''))
-    # The history is the script's: the release's storage Secrets are read
-    # only for Helm's Secret driver (helm/records.py).
-    cli = _Helm(str(script), env={"HELM_DRIVER": "configmap"})
+    # The history is the script's: the release's storage records are read
+    # from the cluster only for Helm's Secret and ConfigMap drivers (helm/records.py).
+    cli = _Helm(str(script), env={"HELM_DRIVER": "sql"})
     cli.leases, cli.seen = leases, []
     manager = ReleaseManager(cli, ReleaseRequest(name="svc", namespace="ns", wait=False, **req), dyn=Dyn(leases),
                              check_mode=check)

@@ -134,28 +134,57 @@ def test_another_failure_to_list_says_what_was_listed_and_no_secret_data() -> No
 
 
 # -- where the record comes from --------------------------------------------------------
-@pytest.mark.parametrize("driver, from_storage", [
-    (None, True), ("", True), ("secret", True), ("secrets", True),
-    ("configmap", False), ("configmaps", False), ("sql", False), ("memory", False), ("Secret", False)])
-def test_storage_is_read_only_for_helms_secret_driver(monkeypatch: pytest.MonkeyPatch, driver: Optional[str],
-                                                      from_storage: bool) -> None:
+class _Kinds:
+    """A dynamic client serving Secrets and ConfigMaps, each list logged."""
+
+    def __init__(self, **by_kind: _Secrets) -> None:
+        self.resources, self.by_kind = self, by_kind
+
+    def get(self, api_version: str, kind: str) -> Any:
+        assert api_version == "v1"
+        return self.by_kind[kind]
+
+
+def _configmap(record: Dict[str, Any]) -> Dict[str, Any]:
+    """The storage ConfigMap Helm writes under HELM_DRIVER=configmap: the record as Helm encodes it, no second base64."""
+    secret = _secret(record)
+    return {"metadata": secret["metadata"], "data": {"release": base64.b64decode(secret["data"]["release"]).decode()}}
+
+
+@pytest.mark.parametrize("driver, listed", [
+    (None, "Secret"), ("", "Secret"), ("secret", "Secret"), ("secrets", "Secret"),
+    ("configmap", "ConfigMap"), ("configmaps", "ConfigMap"), ("sql", None)])
+def test_storage_is_read_where_helms_driver_keeps_it(monkeypatch: pytest.MonkeyPatch, driver: Optional[str],
+                                                    listed: Optional[str]) -> None:
     monkeypatch.delenv("HELM_DRIVER", raising=False)
     cli = _Cli(env={} if driver is None else {"HELM_DRIVER": driver})
-    secrets = _Secrets([_secret(_record(1, "deployed", "kind: ConfigMap", {"from": "storage"}))])
-    revisions = records.Revisions(cli, _Dyn(secrets), "keystone", "openstack")
+    record = _record(1, "deployed", "kind: ConfigMap", {"from": "storage"})
+    kinds = {"Secret": _Secrets([_secret(record)]), "ConfigMap": _Secrets([_configmap(record)])}
+    revisions = records.Revisions(cli, _Kinds(**kinds), "keystone", "openstack")
     history = revisions.history()
     assert (revisions.manifest(), revisions.values()) == (
-        ("kind: ConfigMap\n", {"from": "storage"}) if from_storage else ("kind: Secret\n", {"from": "helm"}))
+        ("kind: ConfigMap\n", {"from": "storage"}) if listed else ("kind: Secret\n", {"from": "helm"}))
     assert [h["revision"] for h in history] == [1]
     cli_reads = [["history", "keystone"], ["get", "manifest"], ["get", "values"]]
-    assert [a[:2] for a in cli.ran] == ([] if from_storage else cli_reads)
-    assert len(secrets.asked) == (1 if from_storage else 0)
+    assert [a[:2] for a in cli.ran] == ([] if listed else cli_reads)  # one list, no Helm process
+    assert {k: len(v.asked) for k, v in kinds.items()} == {k: int(k == listed) for k in kinds}
+
+
+@pytest.mark.parametrize("driver", ["memory", "Secret", "etcd"])
+def test_a_driver_helm_keeps_nothing_in_or_does_not_know_is_refused_before_anything_runs(
+        monkeypatch: pytest.MonkeyPatch, driver: str) -> None:
+    monkeypatch.delenv("HELM_DRIVER", raising=False)
+    cli = _Cli(env={"HELM_DRIVER": driver})
+    secrets = _Secrets([])
+    with pytest.raises(PhaseError, match=f"^HELM_DRIVER={driver if driver == 'memory' else repr(driver)} "):
+        records.Revisions(cli, _Dyn(secrets), "keystone", "openstack").history()
+    assert cli.ran == [] and secrets.asked == []
 
 
 def test_the_driver_of_the_environment_helm_runs_in_counts(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HELM_DRIVER", "configmap")
-    assert not records.secret_driver(_Cli())
-    assert records.secret_driver(_Cli(env={"HELM_DRIVER": "secret"}))  # Helm's own environment wins
+    assert records.kind_of(_Cli()) == "ConfigMap"
+    assert records.kind_of(_Cli(env={"HELM_DRIVER": "secret"})) == "Secret"  # Helm's own environment wins
 
 
 @pytest.mark.parametrize("dyn, name", [(None, "keystone"), ("dyn", "Keystone"), ("dyn", "k" * 54)])

@@ -24,6 +24,7 @@ import pytest
 import yaml
 from kubernetes.dynamic.exceptions import ForbiddenError
 
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import NotFoundError
 from ansible_collections.lcm.openstack.plugins.module_utils.common.redact import MASK
 from ansible_collections.lcm.openstack.plugins.module_utils.helm import release
@@ -155,10 +156,10 @@ class _Objects:
             **kwargs: Any) -> Any:
         self.cluster.calls.append(("get", self.kind, name or label_selector or ""))
         if label_selector is not None:
-            assert (self.kind, label_selector) == ("Secret", "owner=helm,name=keystone")
+            assert self.kind in ("Secret", "ConfigMap") and label_selector == "owner=helm,name=keystone"
             if self.cluster.refuse is not None:
                 raise self.cluster.refuse
-            return _Listed(self.cluster.stored())
+            return _Listed(self.cluster.stored(self.kind))
         if (self.kind, name) not in self.cluster.objects:
             raise error(NotFoundError, 404)
         return {"kind": self.kind, "metadata": {"name": name, "namespace": namespace}}
@@ -184,9 +185,12 @@ class _Cluster:
     def get(self, api_version: str, kind: str) -> Any:
         return self.leases if kind == "Lease" else _Objects(self, kind)
 
-    def stored(self) -> List[Dict[str, Any]]:
+    def stored(self, kind: str = "Secret") -> List[Dict[str, Any]]:
         cli = self.cli
-        return [_storage_secret("keystone", h, cli.manifest, cli.values) for h in cli.releases] if cli else []
+        secrets = [_storage_secret("keystone", h, cli.manifest, cli.values) for h in cli.releases] if cli else []
+        if kind == "ConfigMap":  # HELM_DRIVER=configmap: the same record, without the Secret's base64
+            return [dict(s, data={"release": base64.b64decode(s["data"]["release"]).decode()}) for s in secrets]
+        return secrets
 
 
 @pytest.fixture
@@ -517,6 +521,27 @@ def test_a_release_that_is_what_is_asked_runs_only_helm_template(tmp_path: Path,
     assert out["_diff"]["before"] == out["_diff"]["after"] and "keystone-api" in out["_diff"]["before"]
 
 
+@pytest.mark.parametrize("driver", ["configmap", "configmaps"])
+def test_under_the_configmap_driver_a_release_that_is_what_is_asked_runs_only_helm_template(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, driver: str) -> None:
+    monkeypatch.setenv("HELM_DRIVER", driver)
+    cli = _Cli(DEPLOYED)
+    cluster = _Cluster(set(), cli)
+    out = _present(cli, dyn=cluster, chart=_chart_on_disk(tmp_path), chart_version="0.1.0")
+    assert (out["changed"], out["operation"], out["status"]["revision"]) == (False, "none", 2)
+    assert cli.subcommands() == ["template"]
+    assert cluster.calls == [("get", "ConfigMap", "owner=helm,name=keystone")]  # one list, of the ConfigMaps
+
+
+def test_under_the_memory_driver_nothing_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HELM_DRIVER", "memory")
+    cli = _Cli(DEPLOYED)
+    cluster = _Cluster(set(), cli)
+    with pytest.raises(PhaseError, match="^HELM_DRIVER=memory keeps a release only as long as one Helm process"):
+        _present(cli, dyn=cluster, chart=_chart_on_disk(tmp_path), chart_version="0.1.0")
+    assert cli.subcommands() == [] and cluster.calls == []
+
+
 @pytest.mark.usefixtures("secret_driver")
 def test_a_flow_release_with_its_jobs_off_that_is_what_is_asked_runs_only_helm_template(tmp_path: Path) -> None:
     cli = _Cli(DEPLOYED)
@@ -549,16 +574,16 @@ def test_a_stored_revision_that_differs_is_upgraded(tmp_path: Path, change: str)
 
 
 @pytest.mark.usefixtures("secret_driver")
-@pytest.mark.parametrize("how", ["HELM_DRIVER=configmap", "Helm's env HELM_DRIVER=configmap", "no client",
+@pytest.mark.parametrize("how", ["HELM_DRIVER=sql", "Helm's env HELM_DRIVER=sql", "no client",
                                  "Secrets forbidden"])
 def test_where_storage_is_not_what_helm_reads_or_may_not_be_listed_helm_answers(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str) -> None:
     cli = _Cli(DEPLOYED)
     cluster: Optional[_Cluster] = _Cluster(set(), cli)
-    if how == "HELM_DRIVER=configmap":
-        monkeypatch.setenv("HELM_DRIVER", "configmap")
-    elif how == "Helm's env HELM_DRIVER=configmap":
-        cli.env = {"HELM_DRIVER": "configmap"}
+    if how == "HELM_DRIVER=sql":
+        monkeypatch.setenv("HELM_DRIVER", "sql")
+    elif how == "Helm's env HELM_DRIVER=sql":
+        cli.env = {"HELM_DRIVER": "sql"}
     elif how == "no client":
         cluster = None
     else:

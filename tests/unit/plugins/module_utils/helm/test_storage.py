@@ -9,10 +9,13 @@ import json
 from typing import Any, Dict, Optional
 
 import pytest
+import yaml
 
 from support.fake_api import OneKind
+from support.paths import UNIT_FIXTURES
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import DynamicApiError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.helm import storage
 
 
@@ -130,3 +133,93 @@ def test_the_deployed_revision_is_the_newest_deployed_record() -> None:
     assert (deployed.revision, deployed.values) == (10, {"a": 2})
     assert secrets.selector == "owner=helm,name=keystone,status=deployed"
     assert storage.deployed(_ListDyn(_Listed([])), "openstack", "keystone") is None
+
+
+# -- where Helm keeps the records: HELM_DRIVER ------------------------------------
+CAPTURED = yaml.safe_load((UNIT_FIXTURES / "release_storage" / "captured.yaml").read_text())
+
+
+@pytest.mark.parametrize("driver, kind", [
+    (None, "Secret"), ("", "Secret"), ("secret", "Secret"), ("secrets", "Secret"),
+    ("configmap", "ConfigMap"), ("configmaps", "ConfigMap"), ("sql", None)])
+def test_the_driver_names_helm_accepts_say_where_the_records_are(driver: Optional[str], kind: Optional[str]) -> None:
+    assert storage.kind({} if driver is None else {"HELM_DRIVER": driver}) == kind
+
+
+@pytest.mark.parametrize("driver, says", [
+    ("memory", "^HELM_DRIVER=memory keeps a release only as long as one Helm process runs"),
+    ("Secret", "^HELM_DRIVER='Secret' is not a storage driver Helm knows"),  # Helm's names are lower case
+    ("etcd", "^HELM_DRIVER='etcd' is not a storage driver Helm knows; unset it, or set it to secret, configmap or sql")])
+def test_a_driver_that_keeps_nothing_or_that_helm_does_not_know_is_refused(driver: str, says: str) -> None:
+    with pytest.raises(PhaseError, match=says):
+        storage.kind({"HELM_DRIVER": driver})
+
+
+@pytest.mark.parametrize("item", CAPTURED, ids=lambda i: f"{i['kind']}-{i['metadata']['name']}")
+def test_the_records_helm_3_and_4_wrote_decode_from_either_kind(item: Dict[str, Any]) -> None:
+    record = storage.decode(item["data"]["release"], item["kind"])
+    labels = item["metadata"]["labels"]
+    assert (record["name"], str(record["version"]), record["info"]["status"]) == (
+        labels["name"], labels["version"], labels["status"])
+    assert record["chart"]["metadata"]["version"] == "0.1.0"
+    assert record["config"]["greeting"] in ("hi", "hello")
+    # and encode writes what Helm wrote, in the same kind
+    assert storage.decode(storage.encode(record, item["kind"]), item["kind"]) == record
+
+
+def test_a_configmap_record_is_not_read_as_a_secret() -> None:
+    [configmap] = [i for i in CAPTURED if i["metadata"]["name"] == "sh.helm.release.v1.tiny4.v1"]
+    with pytest.raises(ValueError):
+        storage.decode(configmap["data"]["release"], "Secret")
+
+
+def test_the_deployed_revision_is_read_from_configmaps_under_the_configmap_driver() -> None:
+    items = [i for i in CAPTURED if i["kind"] == "ConfigMap" and i["metadata"]["labels"]["name"] == "tiny3"]
+    listed = _Listed([i for i in items if i["metadata"]["labels"]["status"] == "deployed"])
+    deployed = storage.deployed(OneKind(listed, "v1", "ConfigMap"), "openstack", "tiny3", "ConfigMap")
+    assert (deployed.revision, deployed.values, deployed.chart_version) == (2, {"greeting": "hello"}, "0.1.0")
+    assert listed.selector == "owner=helm,name=tiny3,status=deployed"
+
+
+def test_a_pending_configmap_record_is_recorded_failed_as_helm_encodes_configmaps() -> None:
+    record = _record("pending-upgrade")
+    configmaps = _Secrets({"metadata": {"name": "sh.helm.release.v1.keystone.v2", "resourceVersion": "9"},
+                           "data": {"release": storage.encode(record, "ConfigMap")}})
+    assert storage.mark_failed(OneKind(configmaps, "v1", "ConfigMap"), "openstack", "keystone", 2, "lost",
+                               "ConfigMap")
+    [(body, namespace, content_type)] = configmaps.patches
+    assert body["metadata"]["labels"] == {"status": "failed"}
+    written = body["data"]["release"]
+    assert storage.decode(written, "ConfigMap")["info"] == {"status": "failed", "description": "lost"}
+    with pytest.raises(ValueError):  # one base64 only, as Helm writes ConfigMaps: not a Secret's
+        storage.decode(written, "Secret")
+
+
+def test_a_record_only_helm_reaches_is_never_rewritten() -> None:
+    class _NoClient:
+        @property
+        def resources(self) -> Any:
+            raise AssertionError("the SQL driver's records are not in the cluster")
+    assert not storage.mark_failed(_NoClient(), "openstack", "keystone", 2, "lost", None)
+
+
+class _Helm:
+    def __init__(self, history: list) -> None:
+        self.entries, self.asked = history, []  # type: ignore[var-annotated]
+
+    def history(self, release: str, namespace: str) -> list:
+        self.asked.append(("history", release, namespace))
+        return self.entries
+
+    def get_values(self, release: str, namespace: str, revision: int) -> dict:
+        self.asked.append(("values", release, namespace, revision))
+        return {"from": f"revision {revision}"}
+
+
+def test_the_deployed_revision_under_the_sql_driver_is_asked_of_helm() -> None:
+    helm = _Helm([{"revision": 3, "status": "superseded"}, {"revision": 4, "status": "deployed"},
+                  {"revision": 5, "status": "failed"}])
+    deployed = storage.deployed_by_helm(helm, "openstack", "keystone")
+    assert (deployed.revision, deployed.values) == (4, {"from": "revision 4"})
+    assert helm.asked == [("history", "keystone", "openstack"), ("values", "keystone", "openstack", 4)]
+    assert storage.deployed_by_helm(_Helm([{"revision": 1, "status": "failed"}]), "openstack", "keystone") is None

@@ -94,3 +94,60 @@ def test_a_phase_another_run_created_first_is_refused_naming_what_won() -> None:
     msg = str(err.value)
     assert "another run created Phase keystone-install-1f2e3d4c for keystone at the same moment (Running)" in msg
     assert "409" not in msg and "already exists" not in msg
+
+
+class _Stored:
+    """The release's storage records of one kind, listed by label."""
+
+    def __init__(self, items: List[Dict[str, Any]]) -> None:
+        self.items, self.selectors = items, []  # type: ignore[var-annotated]
+
+    def get(self, namespace: str, label_selector: str) -> Any:
+        self.selectors.append(label_selector)
+        items = self.items
+
+        class _R:
+            def to_dict(self) -> Dict[str, Any]:
+                return {"items": items}
+        return _R()
+
+
+def _configmap(revision: int) -> Dict[str, Any]:
+    from ansible_collections.lcm.openstack.plugins.module_utils.helm import storage
+    record = {"version": revision, "config": {"from": "configmap"}, "chart": {"metadata": {"version": "0.1.0"}}}
+    return {"metadata": {"labels": {"version": str(revision)}}, "data": {"release": storage.encode(record, "ConfigMap")}}
+
+
+def test_the_deployed_release_is_read_where_helms_driver_keeps_it() -> None:
+    configmaps = _Stored([_configmap(3)])
+    dyn = _Dyn({("lifecycle.openstack.org/v1alpha1", "Phase"): object(), ("v1", "ConfigMap"): configmaps})
+    runner = PhaseRunner(dyn, _req(), env={"HELM_DRIVER": "configmap"})
+    deployed = runner._deployed()  # pylint: disable=protected-access
+    assert (deployed.revision, deployed.values) == (3, {"from": "configmap"})
+    assert configmaps.selectors == ["owner=helm,name=keystone,status=deployed"]
+    assert ("v1", "Secret") not in [(c.get("api_version"), c.get("kind")) for c in dyn.resources.calls]
+
+
+def test_under_the_sql_driver_the_deployed_release_is_asked_of_helm(tmp_path: Any) -> None:
+    import json
+    import stat
+    helm = tmp_path / "helm"
+    log = tmp_path / "calls"
+    history = json.dumps([{"revision": 1, "status": "superseded"}, {"revision": 2, "status": "deployed"}])
+    helm.write_text(f"""#!/bin/sh
+echo "$HELM_DRIVER $*" >> {log}
+case "$1" in history) echo '{history}';; get) echo '{{"from": "sql"}}';; esac
+""")
+    helm.chmod(helm.stat().st_mode | stat.S_IEXEC)
+    dyn = _Dyn({("lifecycle.openstack.org/v1alpha1", "Phase"): object()})  # no Secret, no ConfigMap served
+    runner = PhaseRunner(dyn, _req(), env={"HELM_DRIVER": "sql", "HELM_BIN": str(helm)})
+    deployed = runner._deployed()  # pylint: disable=protected-access
+    assert (deployed.revision, deployed.values) == (2, {"from": "sql"})
+    assert [line.split()[:3] for line in log.read_text().splitlines()] == [
+        ["sql", "history", "keystone"], ["sql", "get", "values"]]
+
+
+def test_under_the_memory_driver_the_phase_is_refused_naming_helm_driver() -> None:
+    dyn = _Dyn({("lifecycle.openstack.org/v1alpha1", "Phase"): object()})
+    with pytest.raises(PhaseError, match="^HELM_DRIVER=memory keeps a release only as long as one Helm process"):
+        PhaseRunner(dyn, _req(), env={"HELM_DRIVER": "memory"})._deployed()  # pylint: disable=protected-access
