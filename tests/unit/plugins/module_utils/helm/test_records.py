@@ -155,7 +155,7 @@ def _configmap(record: Dict[str, Any]) -> Dict[str, Any]:
     (None, "Secret"), ("", "Secret"), ("secret", "Secret"), ("secrets", "Secret"),
     ("configmap", "ConfigMap"), ("configmaps", "ConfigMap"), ("sql", None)])
 def test_storage_is_read_where_helms_driver_keeps_it(monkeypatch: pytest.MonkeyPatch, driver: Optional[str],
-                                                    listed: Optional[str]) -> None:
+                                                     listed: Optional[str]) -> None:
     monkeypatch.delenv("HELM_DRIVER", raising=False)
     cli = _Cli(env={} if driver is None else {"HELM_DRIVER": driver})
     record = _record(1, "deployed", "kind: ConfigMap", {"from": "storage"})
