@@ -125,9 +125,35 @@ options:
     suboptions:
       url:
         description:
-          - An http or https URL to GET, straight (no proxy); redirects are not followed.
-          - A password in the URL is masked in the Phase and in the output.
+          - An http or https URL to GET; redirects are not followed.
+          - A password in the URL is sent as basic authentication and masked in the Phase,
+            the output and every error.
         type: str
+      validate_certs:
+        description:
+          - Verify the certificate of an https URL (against O(check.ca_path), or the
+            system's CAs).
+          - V(false) trusts any certificate; only for a test bed.
+        type: bool
+        default: true
+      ca_path:
+        description:
+          - A PEM file of the CAs an https URL's certificate may chain to, on the
+            controller, for a service behind a private CA.
+        type: path
+      client_cert:
+        description: A PEM client certificate for an https URL that asks for one.
+        type: path
+      client_key:
+        description: The PEM key of O(check.client_cert), when the certificate file does not hold it.
+        type: path
+      use_proxy:
+        description:
+          - Go through the proxy of the environment (C(https_proxy), C(http_proxy),
+            C(no_proxy)), as M(ansible.builtin.uri) does.
+          - V(false) goes straight to the URL, whatever the environment says.
+        type: bool
+        default: true
       expect_status:
         description: The HTTP status the GET must answer.
         type: int
@@ -274,6 +300,7 @@ EXAMPLES = r"""
     check:
       url: https://keystone.example.com/v3
       expect_status: 200
+      ca_path: /etc/pki/openstack/ca.pem  # the cloud's private CA
 
 - name: Canary on an OpenShift Route, running the chart's tests after each step
   lcm.openstack.traffic:
@@ -367,6 +394,11 @@ def argument_spec():
         pause_seconds=dict(type="int", default=0),
         check=dict(type="dict", options=dict(
             url=dict(type="str"),
+            validate_certs=dict(type="bool", default=True),
+            ca_path=dict(type="path"),
+            client_cert=dict(type="path"),
+            client_key=dict(type="path", no_log=False),
+            use_proxy=dict(type="bool", default=True),
             expect_status=dict(type="int", default=200),
             timeout=dict(type="int"),
             test_phase=dict(type="bool", default=False),

@@ -28,7 +28,13 @@ def request(p: Dict[str, Any]) -> TrafficRequest:
         test = request_from_params(dict(
             given(c, "source", "timeout"), type="test", service=service, release=release,
             namespace=p["namespace"], target_version=p.get("target_version"))) if c.get("test_phase") else None
-        check = Check(test=test, **given(c, "url", "expect_status", "timeout"))
+        check = Check(test=test, **given(c, "url", "expect_status", "timeout", "validate_certs", "ca_path",
+                                         "client_cert", "client_key", "use_proxy"))
+        if check.url is not None:
+            # Imported here: Ansible's URL helpers load some 50 modules, which
+            # only a URL check uses (tests/unit/plugins/modules/test_payloads.py).
+            from ansible_collections.lcm.openstack.plugins.module_utils.adapter.urls import url_opener  # pylint: disable=import-outside-toplevel
+            check.opener = url_opener(check)
     return TrafficRequest(
         action=p["action"], service=service, release=release, namespace=p["namespace"], check=check,
         **given(p, "backend", "target_version", "selector_service", "selector_mode", "selector_label", "track",

@@ -4,16 +4,21 @@
 
 from __future__ import annotations
 
-import base64
 import http.client
+import os
 import urllib.parse
-from dataclasses import dataclass
-from typing import Optional
+from dataclasses import dataclass, field
+from typing import Callable, Optional
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.spec import PhaseRequest
 
 URL_CHECK_TIMEOUT = 10
+# GET a URL and return the HTTP status it answered (a redirect not
+# followed); raise OSError, ValueError or HTTPException when none came. The
+# adapter makes it from Ansible's URL helpers (adapter/urls.py) with the
+# check's TLS and proxy options; this package never imports Ansible.
+Opener = Callable[[str, float], int]
 
 
 @dataclass
@@ -24,6 +29,12 @@ class Check:
     expect_status: int = 200
     timeout: Optional[int] = None
     test: Optional[PhaseRequest] = None
+    validate_certs: bool = True
+    ca_path: Optional[str] = None  # PEM bundle of the CAs an https URL's certificate may chain to
+    client_cert: Optional[str] = None
+    client_key: Optional[str] = None
+    use_proxy: bool = True  # the proxy of the environment (https_proxy, http_proxy, no_proxy)
+    opener: Optional[Opener] = field(default=None, repr=False, compare=False)
 
     def validate(self) -> None:
         if (self.url is None) == (self.test is None):
@@ -32,6 +43,12 @@ class Check:
             raise PhaseError(f"check.url must be an http:// or https:// URL, not {self.url!r}")
         if not 100 <= self.expect_status <= 599:
             raise PhaseError(f"check.expect_status must be an HTTP status (100-599), not {self.expect_status}")
+        for name in ("ca_path", "client_cert", "client_key"):
+            path = getattr(self, name)
+            if path is not None and not os.path.isfile(path):
+                raise PhaseError(f"check.{name} {path} is not a readable file on the controller")
+        if self.client_key is not None and self.client_cert is None:
+            raise PhaseError("check.client_key goes with check.client_cert, which is missing")
         if self.test is not None:
             self.test.validate()
 
@@ -43,29 +60,25 @@ class Check:
         return f"GET {masked_url(self.url or '')} expects {self.expect_status}"
 
 
-def http_check(url: str, expect_status: int, timeout: float) -> Optional[str]:
-    """None when GET url answers expect_status, else why not.
-
-    http.client rather than Ansible's open_url: this file stays free of Ansible
-    imports, and the probe goes straight to the service (no proxy), with the
-    default certificate verification for https."""
-    parts = urllib.parse.urlsplit(url)
-    conn_class = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
-    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+def http_check(url: str, expect_status: int, timeout: float, opener: Optional[Opener]) -> Optional[str]:
+    """None when GET url answers expect_status, else why not; the URL's
+    password, and any credential in what the opener raised, never shown."""
+    if opener is None:
+        raise PhaseError("internal error: the URL check has no opener")
     try:
-        conn = conn_class(parts.hostname or "", parts.port, timeout=timeout)
-        try:
-            headers = {"Host": parts.netloc.rsplit("@", 1)[-1]}
-            if parts.username is not None:
-                token = base64.b64encode(f"{parts.username}:{parts.password or ''}".encode()).decode()
-                headers["Authorization"] = f"Basic {token}"
-            conn.request("GET", path, headers=headers)
-            status = conn.getresponse().status
-        finally:
-            conn.close()
+        status = opener(url, timeout)
     except (OSError, ValueError, http.client.HTTPException) as exc:
-        return f"GET {masked_url(url)} failed: {exc}"
+        return f"GET {masked_url(url)} failed: {_scrubbed(str(exc), url)}"
     return None if status == expect_status else f"GET {masked_url(url)} returned {status}, expected {expect_status}"
+
+
+def _scrubbed(text: str, url: str) -> str:
+    """`text` with the URL's password masked wherever it shows (a library may quote the URL)."""
+    password = urllib.parse.urlsplit(url).password
+    text = text.replace(url, masked_url(url))
+    for secret in filter(None, {password, urllib.parse.unquote(password or "")}):
+        text = text.replace(secret, "********")
+    return text
 
 
 def masked_url(url: str) -> str:

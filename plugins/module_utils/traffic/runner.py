@@ -235,7 +235,7 @@ class TrafficRunner:
         if check is None:
             return None
         if check.test is None:
-            return http_check(check.url or "", check.expect_status, check.timeout or URL_CHECK_TIMEOUT)
+            return http_check(check.url or "", check.expect_status, check.timeout or URL_CHECK_TIMEOUT, check.opener)
         test = dataclasses.replace(check.test, name=check_phase_name(self.req.release, parent, step),
                                    timeout=check.timeout or check.test.timeout or TEST_PHASE_TIMEOUT)
         # Imported here: only a check run as a test phase needs the phase engine

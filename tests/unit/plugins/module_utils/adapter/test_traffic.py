@@ -49,3 +49,24 @@ def test_a_check_by_test_phase_runs_a_test_phase_of_the_same_service() -> None:
     test = req.check.test
     assert (test.type, test.service, test.namespace, test.target_version) == ("test", "keystone", "openstack", "2025.2")
     assert test.timeout == 600 and test.source.chart == "/srv/keystone" and req.check.expect_status == 200
+
+
+def _check_defaults(**given: Any) -> Dict[str, Any]:
+    options = module.argument_spec()["check"]["options"]
+    return dict({name: option.get("default") for name, option in options.items()}, **given)
+
+
+def test_a_url_checks_tls_and_proxy_options_reach_the_check_with_an_opener() -> None:
+    req = request(_params(backend="ingress_canary", ingress="keystone", check=_check_defaults(
+        url="https://keystone/v3", ca_path="/etc/pki/ca.pem", client_cert="/etc/pki/me.pem")))
+    check = req.check
+    assert (check.validate_certs, check.ca_path, check.client_cert, check.client_key, check.use_proxy) == (
+        True, "/etc/pki/ca.pem", "/etc/pki/me.pem", None, True)
+    assert callable(check.opener)
+    check = request(_params(check=_check_defaults(url="http://k/", validate_certs=False, use_proxy=False))).check
+    assert (check.validate_certs, check.use_proxy) == (False, False)
+
+
+def test_a_check_by_test_phase_has_no_opener() -> None:
+    check = request(_params(check=_check_defaults(test_phase=True, source={"chart": "/srv/keystone"}))).check
+    assert check.opener is None

@@ -3,12 +3,11 @@ says of itself (never a password), and the HTTP probe against a real server."""
 
 from __future__ import annotations
 
-import http.server
-import threading
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.spec import PhaseRequest, Source
 from ansible_collections.lcm.openstack.plugins.module_utils.traffic.check import Check, http_check, masked_url
 
@@ -27,45 +26,54 @@ def test_check_summaries_never_carry_a_password() -> None:
     assert masked_url("http://user@k/") == "http://user@k/"
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[str]:
-    """127.0.0.1: /ok answers 200, /broken 500, /moved redirects to /ok."""
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
-            if self.path == "/moved":
-                self.send_response(302)
-                self.send_header("Location", "/ok")
-            else:
-                self.send_response(200 if self.path == "/ok" else 500)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
+def _answers(answer: Any) -> Any:
+    """An opener that answers `answer` (a status, or an exception to raise), each URL logged."""
+    asked = []
 
-        def log_message(self, *_args: Any) -> None:
-            pass
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
-    httpd.server_close()
+    def opener(url: str, timeout: float) -> int:
+        asked.append((url, timeout))
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+    opener.asked = asked  # type: ignore[attr-defined]
+    return opener
 
 
-def test_http_check(server: str) -> None:
-    assert http_check(f"{server}/ok", 200, 5) is None
-    # redirects are not followed: the probe checks what the service answers
-    assert http_check(f"{server}/moved", 302, 5) is None
-    assert http_check(f"{server}/moved", 200, 5) == f"GET {server}/moved returned 302, expected 200"
-    assert http_check(f"{server}/broken", 200, 5) == f"GET {server}/broken returned 500, expected 200"
-    assert http_check(f"{server}/broken", 500, 5) is None
-    assert http_check(f"{server}/ok", 204, 5) == f"GET {server}/ok returned 200, expected 204"
+def test_the_status_answered_is_compared_with_the_one_expected() -> None:
+    opener = _answers(302)
+    assert http_check("http://k/moved", 302, 5, opener) is None
+    assert opener.asked == [("http://k/moved", 5)]
+    assert http_check("http://k/moved", 200, 5, opener) == "GET http://k/moved returned 302, expected 200"
 
 
-def test_http_check_that_cannot_connect(server: str) -> None:
-    import socket
+@pytest.mark.parametrize("raised", [
+    OSError("<urlopen error [SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed>"),
+    ValueError("bad header"), TimeoutError("timed out")])
+def test_no_answer_says_why(raised: Exception) -> None:
+    assert http_check("https://k/v3", 200, 5, _answers(raised)) == f"GET https://k/v3 failed: {raised}"
 
-    with socket.socket() as sock:  # a port nobody listens on
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    reason = http_check(f"http://127.0.0.1:{port}/", 200, 5)
-    assert reason is not None and reason.startswith(f"GET http://127.0.0.1:{port}/ failed: ")
-    assert "refused" in reason.lower()
+
+def test_a_password_never_shows_not_even_in_what_the_library_said() -> None:
+    url = "https://admin:p%40ss-W0rd@keystone.example.com/v3"
+    said = OSError(f"cannot reach {url} as admin:p@ss-W0rd (p%40ss-W0rd)")
+    reason = http_check(url, 200, 5, _answers(said))
+    assert reason is not None and "p@ss-W0rd" not in reason and "p%40ss-W0rd" not in reason
+    assert reason.startswith("GET https://admin:********@keystone.example.com/v3 failed: cannot reach "
+                             "https://admin:********@keystone.example.com/v3")
+    assert http_check(url, 200, 5, _answers(500)) == (
+        "GET https://admin:********@keystone.example.com/v3 returned 500, expected 200")
+
+
+def test_a_check_without_an_opener_is_an_error_not_a_pass() -> None:
+    with pytest.raises(PhaseError, match="no opener"):
+        http_check("http://k/", 200, 5, None)
+
+
+def test_tls_files_that_are_not_there_are_refused_before_anything_runs(tmp_path: Any) -> None:
+    pem = tmp_path / "ca.pem"
+    pem.write_text("-----BEGIN CERTIFICATE-----\n")
+    Check(url="https://k/", ca_path=str(pem), client_cert=str(pem)).validate()
+    with pytest.raises(PhaseError, match=f"^check.ca_path {tmp_path}/missing.pem is not a readable file"):
+        Check(url="https://k/", ca_path=str(tmp_path / "missing.pem")).validate()
+    with pytest.raises(PhaseError, match="^check.client_key goes with check.client_cert, which is missing"):
+        Check(url="https://k/", client_key=str(pem)).validate()

@@ -203,7 +203,7 @@ def run(monkeypatch: pytest.MonkeyPatch) -> Any:
         urls: List[str] = []
         answers = list(checks or [])
 
-        def http_check(url: str, expect: int, timeout: float) -> Optional[str]:
+        def http_check(url: str, expect: int, timeout: float, opener: Any) -> Optional[str]:
             urls.append(url)
             return answers.pop(0) if answers else None
         monkeypatch.setattr(traffic, "backend_for", lambda _dyn, _req: backend)
