@@ -15,14 +15,16 @@ from pathlib import Path
 from typing import Any, Dict, Iterator
 
 import pytest
+import yaml
 from kubernetes.dynamic.exceptions import NotFoundError, ResourceNotFoundError
 
 from support import bed, runner_account
 from support.ansible import run_module
 
-UNAUTHORIZED = ("unauthorized: the apiserver did not accept the credentials (the token expired or is wrong, or "
-                "its client certificate is not trusted). Set api_key (K8S_AUTH_API_KEY) to a valid token, or "
-                "kubeconfig (K8S_AUTH_KUBECONFIG) to a kubeconfig whose user it accepts")
+UNAUTHORIZED = ("unauthorized: the apiserver at {server} (host from K8S_AUTH_HOST, token from K8S_AUTH_API_KEY) did "
+                "not accept the credentials (the token expired or is wrong, or the client certificate is not "
+                "trusted). Check them, or set api_key (K8S_AUTH_API_KEY) or kubeconfig (K8S_AUTH_KUBECONFIG) to "
+                "credentials it accepts")
 ROLE = ("the ClusterRole lcm-openstack-phase of the lcm.openstack.crds role has every rule the modules need "
         "(docs/rbac.md)")
 
@@ -76,7 +78,73 @@ def test_a_token_the_apiserver_does_not_accept_names_the_credential_options(
     # A discovery cache of its own: the first request of the module is then discovery's.
     env = dict(nobody, K8S_AUTH_API_KEY="Wrong-Token-" + uuid.uuid4().hex, TMPDIR=str(tmp_path))
     result = run_module(module, dict(args, namespace=namespace), env=env)
-    assert _one_line(result, env["K8S_AUTH_API_KEY"]) == UNAUTHORIZED
+    assert _one_line(result, env["K8S_AUTH_API_KEY"]) == UNAUTHORIZED.format(server=env["K8S_AUTH_HOST"])
+
+
+# -- an apiserver that is not there: said at once, with where the connection came from -------------
+
+def _closed_port() -> int:
+    import socket
+    with socket.socket() as sock:  # bound, never listening: connecting is refused
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.mark.parametrize("module,args", [("phase_info", {}), ("service_lifecycle", {"service": "svc"})])
+def test_a_host_nothing_listens_on_names_it_and_where_it_was_set(kubeconfig, tmp_path, module, args) -> None:
+    server = f"https://127.0.0.1:{_closed_port()}"
+    env = {"K8S_AUTH_HOST": server, "K8S_AUTH_API_KEY": "Some-Token-" + uuid.uuid4().hex, "TMPDIR": str(tmp_path)}
+    msg = _one_line(run_module(module, dict(args, namespace="default"), env=env), env["K8S_AUTH_API_KEY"])
+    assert msg.startswith(f"cannot reach the apiserver at {server} (host from K8S_AUTH_HOST, token from "
+                          "K8S_AUTH_API_KEY): ")
+    assert "Connection refused" in msg
+    assert msg.endswith("Check host (K8S_AUTH_HOST), the network to it, and that the apiserver is up")
+
+
+def test_a_kubeconfig_whose_server_is_closed_names_the_file_context_and_cluster(kubeconfig, tmp_path) -> None:
+    with open(kubeconfig, encoding="utf-8") as handle:
+        config = yaml.safe_load(handle)
+    server = f"https://127.0.0.1:{_closed_port()}"
+    for cluster in config["clusters"]:
+        cluster["cluster"]["server"] = server
+    closed = tmp_path / "closed.kubeconfig"
+    closed.write_text(yaml.safe_dump(config))
+    context = config["current-context"]
+    [cluster] = [c["context"]["cluster"] for c in config["contexts"] if c["name"] == context]
+    env = {"KUBECONFIG": str(closed), "K8S_AUTH_KUBECONFIG": "", "TMPDIR": str(tmp_path)}
+    msg = _one_line(run_module("phase_info", {"namespace": "default"}, env=env))
+    assert msg.startswith(f"cannot reach the apiserver at {server} (kubeconfig {closed} (KUBECONFIG), context "
+                          f"{context}): ")
+    assert msg.endswith(f"Check the server of cluster {cluster} in that kubeconfig, the network to it, and that "
+                        "the apiserver is up")
+
+
+def _a_ca() -> bytes:
+    """A CA made for the test: it signed nothing the apiserver presents."""
+    import datetime
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "not the cluster's CA")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=5))
+            .not_valid_after(now + datetime.timedelta(hours=1))
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True).sign(key, hashes.SHA256()))
+    return cert.public_bytes(serialization.Encoding.PEM)
+
+
+def test_a_ca_that_does_not_sign_the_apiservers_certificate_is_named_with_the_source(
+        nobody, tmp_path) -> None:
+    other_ca = tmp_path / "other-ca.pem"
+    other_ca.write_bytes(_a_ca())
+    env = dict(nobody, K8S_AUTH_SSL_CA_CERT=str(other_ca), TMPDIR=str(tmp_path))
+    msg = _one_line(run_module("phase_info", {"namespace": "default"}, env=env), env["K8S_AUTH_API_KEY"])
+    assert msg.startswith(f"the certificate of the apiserver at {env['K8S_AUTH_HOST']} (host from K8S_AUTH_HOST, "
+                          "token from K8S_AUTH_API_KEY) does not verify against the CA in use (")
 
 
 def test_a_namespace_that_does_not_exist_is_said_so_with_how_to_create_it(kubeconfig, crds) -> None:

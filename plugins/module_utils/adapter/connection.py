@@ -12,15 +12,22 @@ fixes it, not a traceback (errors.connection_error, errors.refusal).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
+
+import kubernetes.client
 
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
 from ansible_collections.lcm.openstack.plugins.module_utils.common import transient
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import connection_error, refusal
-from ansible_collections.lcm.openstack.plugins.module_utils.kube.retrying import REQUEST_SECONDS, retrying
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import (
+    connection_error, connection_named, failure_reason, refusal,
+)
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.retrying import (
+    FIRST_CONTACT_SECONDS, first_contact_timeout, retrying,
+)
 
 
 def reported(run: Callable[[Any], None]) -> Callable[[Any], None]:
@@ -46,11 +53,33 @@ def reported(run: Callable[[Any], None]) -> Callable[[Any], None]:
         except Exception as exc:  # noqa: BLE001 - sorted by connection_error and refusal, re-raised otherwise
             if isinstance(exc, FileNotFoundError) and _missing_kubeconfig(module):
                 module.fail_json(msg=_missing_kubeconfig(module))
-            err = connection_error(exc, module.params.get("host") or "") or refusal(exc)
+            err = _contact_error(module, exc) or connection_error(exc, module.params.get("host") or "") \
+                or refusal(exc)
             if err is None:
                 raise
             module.fail_json(msg=str(err))
     return wrapper
+
+
+def _contact_error(module: Any, exc: BaseException) -> Any:
+    """The apiserver unreachable, its certificate unverified, or the
+    credentials refused: said with where the connection came from."""
+    from ansible_collections.lcm.openstack.plugins.module_utils.kube import credentials  # pylint: disable=import-outside-toplevel
+    return credentials.contact_error(exc, _source(module), failure_reason(exc))
+
+
+def _source(module: Any) -> Any:
+    """Where the module's connection comes from (kube/credentials.py); loaded
+    only on a failure, as a module loads only what its call uses."""
+    from ansible_collections.lcm.openstack.plugins.module_utils.kube import credentials  # pylint: disable=import-outside-toplevel
+    # kubernetes.core's Helm options mark kubeconfig no_log: its path stays out.
+    hidden = bool((getattr(module, "argument_spec", None) or {}).get("kubeconfig", {}).get("no_log"))
+    return credentials.source(module.params, os.environ, show_path=not hidden)
+
+
+def _named(module: Any) -> None:
+    """A 401 worded anywhere in the run names the connection (read only then)."""
+    connection_named(lambda: str(_source(module)))
 
 
 def _missing_kubeconfig(module: Any) -> str:
@@ -67,6 +96,7 @@ def _missing_kubeconfig(module: Any) -> str:
 def client(module: Any) -> Any:
     if _missing_kubeconfig(module):
         module.fail_json(msg=_missing_kubeconfig(module))
+    _named(module)
     try:
         return retrying(_connected(lambda: get_api_client(module=module)).client)
     except CoreException as exc:
@@ -79,6 +109,7 @@ def helm_kube_client(module: Any) -> Any:
     """A dynamic client from the same connection options, for the watcher."""
     p = module.params
     auth = {k: p.get(k) for k in ("kubeconfig", "context", "host", "api_key", "validate_certs", "ca_cert")}
+    _named(module)
     try:
         given = {k: v for k, v in auth.items() if v is not None}
         return retrying(_connected(lambda: get_api_client(module=None, **given)).client)
@@ -91,7 +122,34 @@ def _connected(connect: Callable[[], Any]) -> Any:
     """kubernetes.core's client, made again through a transient failure.
 
     Its dynamic client reads the server's version and API groups while it is
-    constructed, before retrying() can wrap the ApiClient's requests; a
-    connection dropped then would fail the task before it started. Nothing
-    is cached by a construction that failed, and the reads are idempotent."""
-    return transient.retry(connect, budget=REQUEST_SECONDS)
+    constructed (unless its discovery cache has them), before retrying() can
+    wrap the ApiClient's requests. That is the first contact with the
+    apiserver: each request connects with retrying's short timeout, and the
+    whole is tried for FIRST_CONTACT_SECONDS, so a server that is not there
+    fails the task in seconds. Nothing is cached by a construction that
+    failed, and the reads are idempotent."""
+    with _first_contact():
+        return transient.retry(connect, budget=FIRST_CONTACT_SECONDS)
+
+
+@contextlib.contextmanager
+def _first_contact() -> Iterator[None]:
+    """While kubernetes.core constructs its client, every ApiClient request
+    connects with the first contact's timeout; a client that got an answer
+    is marked so that retrying() gives its later requests the long retries.
+    The class is patched, not an instance: the instance is made inside
+    kubernetes.core's get_api_client, and its construction is the contact.
+    Restored when the construction ends; a module constructs its clients one
+    at a time, on its one thread."""
+    api_class = kubernetes.client.ApiClient
+    original = api_class.call_api
+
+    def call_api(self: Any, *args: Any, **kwargs: Any) -> Any:
+        response = original(self, *args, **first_contact_timeout(kwargs))
+        self._lcm_contacted = True  # pylint: disable=protected-access
+        return response
+    api_class.call_api = call_api
+    try:
+        yield
+    finally:
+        api_class.call_api = original

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Dict, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common import transient
 
@@ -97,8 +97,24 @@ def refusal(exc: BaseException) -> Optional[PhaseError]:
     return namespace_missing(gone) if gone else None
 
 
-def unauthorized() -> PhaseError:
+# Where the module's connection came from (kube/credentials.py), described
+# only when a 401 is worded: the adapter names it once it has the client.
+_CONNECTION: List[Callable[[], str]] = []
+
+
+def connection_named(describe: Callable[[], str]) -> None:
+    """Say where the connection came from in every 401 worded from now on."""
+    _CONNECTION[:] = [describe]
+
+
+def unauthorized(where: str = "") -> PhaseError:
     """401: the apiserver did not take the credentials at all."""
+    where = where or (_CONNECTION[0]() if _CONNECTION else "")
+    if where:
+        return PhaseError(f"unauthorized: the apiserver at {where} did not accept the credentials (the token "
+                          "expired or is wrong, or the client certificate is not trusted). Check them, or set "
+                          "api_key (K8S_AUTH_API_KEY) or kubeconfig (K8S_AUTH_KUBECONFIG) to credentials it "
+                          "accepts")
     return PhaseError("unauthorized: the apiserver did not accept the credentials (the token expired or is "
                       "wrong, or its client certificate is not trusted). Set api_key (K8S_AUTH_API_KEY) to a "
                       "valid token, or kubeconfig (K8S_AUTH_KUBECONFIG) to a kubeconfig whose user it accepts")
@@ -201,6 +217,11 @@ def connection_error(exc: BaseException, server: str = "") -> Optional[PhaseErro
                           "server, and that the apiserver is up")
     return PhaseError(f"the connection to {where} broke and did not come back: {reason}; run the task again "
                       "(a phase attaches to what it started)")
+
+
+def failure_reason(exc: BaseException) -> str:
+    """A connection failure's own words, from its innermost reason, shortened."""
+    return transient.describe(_root(exc))
 
 
 def _root(exc: BaseException) -> BaseException:

@@ -24,6 +24,15 @@ returns: a connection cut in the middle of a response (IncompleteRead) then
 escaped every guard. So the body of anything but a stream (a watch, a log
 followed) is read here, where a cut sends the request again; the client
 finds it read.
+
+Until the first request has been answered, though, nothing says the
+apiserver was ever there: a wrong server, a closed port, a name that does
+not resolve are no blip. The first contact (the client's construction, its
+discovery, or the first request of a client whose discovery was cached)
+connects with a short timeout (FIRST_CONNECT_SECONDS, per attempt) and is
+tried again for FIRST_CONTACT_SECONDS only, so a cluster that cannot be
+reached fails the task in seconds, not after the retries meant for a
+restart during work.
 """
 
 from __future__ import annotations
@@ -35,6 +44,18 @@ from ansible_collections.lcm.openstack.plugins.module_utils.common import transi
 
 # An apiserver restart takes seconds; a request does not wait for longer.
 REQUEST_SECONDS = 30.0
+# The first contact: connect within this (urllib3 tries a connection 4 times),
+# and try again through a transient failure for this long (two more attempts).
+FIRST_CONNECT_SECONDS = 1.0
+FIRST_CONTACT_SECONDS = 2.0
+
+
+def first_contact_timeout(kwargs: Dict[str, Any]) -> Dict[str, Any]:
+    """call_api's keyword arguments with a short connect timeout, unless the
+    caller set one; the read keeps no limit, as the client's default."""
+    if kwargs.get("_request_timeout") is None:
+        kwargs = dict(kwargs, _request_timeout=(FIRST_CONNECT_SECONDS, None))
+    return kwargs
 
 
 def retrying(dyn: Any) -> Any:
@@ -43,14 +64,24 @@ def retrying(dyn: Any) -> Any:
     if api is None or getattr(api, "_lcm_retrying", False):
         return dyn
     send = api.call_api
+    contacted = [bool(getattr(api, "_lcm_contacted", False))]
 
     def call_api(*args: Any, **kwargs: Any) -> Any:
+        first = not contacted[0]
+        sent_kwargs = first_contact_timeout(kwargs) if first else kwargs
+
         def sent() -> Any:
-            response = send(*args, **kwargs)
+            response = send(*args, **sent_kwargs)
             if _read_later(response) and not _streamed(args, kwargs):
                 response.read()  # kept by the response; the client's own read finds it
             return response
-        return transient.retry(sent, budget=REQUEST_SECONDS)
+        try:
+            response = transient.retry(sent, budget=FIRST_CONTACT_SECONDS if first else REQUEST_SECONDS)
+        except Exception as exc:  # noqa: BLE001 - only noted, raised as it is
+            contacted[0] = contacted[0] or bool(getattr(exc, "status", None))  # an HTTP answer is a contact
+            raise
+        contacted[0] = True
+        return response
     api.call_api = call_api
     api._lcm_retrying = True  # pylint: disable=protected-access
     return dyn

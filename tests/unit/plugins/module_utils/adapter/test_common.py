@@ -125,7 +125,11 @@ def test_release_info_masks_short_credentials_under_their_keys() -> None:
     assert info["values"]["conf"] == VALUES["conf"]
 
 
-def test_a_module_that_cannot_reach_the_apiserver_fails_with_one_line() -> None:
+def test_a_module_that_cannot_reach_the_apiserver_fails_with_one_line(monkeypatch: Any, tmp_path: Any) -> None:
+    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "none"))  # a kubeconfig that names no server
+    for name in ("K8S_AUTH_HOST", "K8S_AUTH_API_KEY", "K8S_AUTH_KUBECONFIG", "K8S_AUTH_CONTEXT",
+                 "KUBERNETES_SERVICE_HOST"):
+        monkeypatch.delenv(name, raising=False)
     from urllib3.connectionpool import HTTPSConnectionPool
     from urllib3.exceptions import MaxRetryError, NewConnectionError
 
@@ -147,7 +151,8 @@ def test_a_module_that_cannot_reach_the_apiserver_fails_with_one_line() -> None:
     module = _Module()
     with pytest.raises(SystemExit):
         run(module)
-    assert module.failed["msg"].startswith("cannot reach the apiserver at 127.0.0.1:1: ")
+    assert module.failed["msg"].startswith(f"cannot reach the apiserver at 127.0.0.1:1 (kubeconfig {tmp_path}/none "
+                                           "(KUBECONFIG)): ")
 
     @reported
     def buggy(_module: Any) -> None:

@@ -99,9 +99,13 @@ def test_an_uncaught_denial_ends_the_task_with_one_line_and_no_headers() -> None
     assert "\n" not in msg and "Audit-Id" not in msg and "Bearer" not in msg and "HTTP response" not in msg
 
 
-def test_an_uncaught_401_names_the_credential_options() -> None:
+def test_an_uncaught_401_names_the_credential_options(monkeypatch: Any) -> None:
+    monkeypatch.setenv("K8S_AUTH_HOST", "https://kube.example:6443")
+    monkeypatch.setenv("K8S_AUTH_API_KEY", "Some-Token-4f1c")
     msg = _run_reported(_unauthorized()).failed["msg"]
-    assert msg.startswith("unauthorized: the apiserver did not accept the credentials (the token expired or is wrong")
+    assert msg.startswith("unauthorized: the apiserver at https://kube.example:6443 (host from K8S_AUTH_HOST, token "
+                          "from K8S_AUTH_API_KEY) did not accept the credentials (the token expired or is wrong")
+    assert "Some-Token-4f1c" not in msg
     assert "api_key (K8S_AUTH_API_KEY)" in msg and "kubeconfig (K8S_AUTH_KUBECONFIG)" in msg
     assert "Audit-Id" not in msg
 
@@ -149,3 +153,33 @@ def test_the_client_is_made_again_when_discovery_is_cut_short(monkeypatch: pytes
     assert len(attempts) == 3
     assert dyn.client._lcm_retrying  # pylint: disable=protected-access
     assert dyn.client.call_api("/version", "GET") == "sent"
+
+
+def test_the_clients_construction_connects_briefly_and_retries_briefly(monkeypatch: Any) -> None:
+    """kubernetes.core builds the client and reads discovery inside; every
+    request it sends then has the first contact's connect timeout, and the
+    class is as it was afterwards."""
+    import kubernetes.client
+
+    from ansible_collections.lcm.openstack.plugins.module_utils.adapter import connection
+    from ansible_collections.lcm.openstack.plugins.module_utils.common import transient
+    from ansible_collections.lcm.openstack.plugins.module_utils.kube import retrying
+
+    original = kubernetes.client.ApiClient.call_api
+    sent: List[Any] = []
+    monkeypatch.setattr(kubernetes.client.ApiClient, "call_api",
+                        lambda self, *a, **kw: sent.append(kw.get("_request_timeout")) or "answer")
+    budgets: List[float] = []
+    monkeypatch.setattr(transient, "retry", lambda call, budget=0: budgets.append(budget) or call())
+    api = kubernetes.client.ApiClient()
+
+    def construct() -> Any:
+        api.call_api("/version", "GET", _request_timeout=None)
+        return api
+    assert connection._connected(construct) is api  # pylint: disable=protected-access
+    assert sent == [(retrying.FIRST_CONNECT_SECONDS, None)] and budgets == [retrying.FIRST_CONTACT_SECONDS]
+    assert api._lcm_contacted is True  # pylint: disable=protected-access
+    api.call_api("/api", "GET", _request_timeout=None)
+    assert sent[-1] is None  # outside the construction, untouched
+    monkeypatch.undo()
+    assert kubernetes.client.ApiClient.call_api is original

@@ -103,3 +103,59 @@ def test_an_older_client_streaming_without_preload_is_left_alone() -> None:
     dyn = retrying.retrying(_Dyn(api))  # type: ignore[arg-type]
     dyn.client.call_api("GET", "/api/v1/pods", _preload_content=False)
     assert (api.sent, api.reads) == (1, 0)
+
+
+# -- the first contact: a short connect timeout, a brief retry ------------------------
+class _KwApi(_Api):
+    def __init__(self, failures: List[BaseException]) -> None:
+        super().__init__(failures)
+        self.kwargs: List[Any] = []
+
+    def call_api(self, url: str, method: str, **kw: Any) -> str:
+        self.kwargs.append(kw.get("_request_timeout"))
+        return super().call_api(url, method, **kw)
+
+
+@pytest.fixture
+def budgets(monkeypatch: pytest.MonkeyPatch) -> List[float]:
+    seen: List[float] = []
+    real = transient.retry
+
+    def retry(call: Any, budget: float = 0) -> Any:
+        seen.append(budget)
+        return real(call, budget)  # no_pause's: no sleeping
+    monkeypatch.setattr(transient, "retry", retry)
+    return seen
+
+
+def test_until_the_apiserver_answered_once_requests_connect_briefly_and_retry_briefly(budgets: List[float]) -> None:
+    api = _KwApi([ConnectionRefusedError(111, "refused")])
+    dyn = retrying.retrying(_Dyn(api))
+    dyn.client.call_api("/version", "GET")
+    dyn.client.call_api("/api/v1/pods", "GET")
+    dyn.client.call_api("/api/v1/pods", "GET", _request_timeout=55)
+    assert budgets == [retrying.FIRST_CONTACT_SECONDS, retrying.REQUEST_SECONDS, retrying.REQUEST_SECONDS]
+    first = (retrying.FIRST_CONNECT_SECONDS, None)
+    assert api.kwargs == [first, first, None, 55]  # the refused try and its retry, then the client's own
+    assert retrying.FIRST_CONTACT_SECONDS < retrying.REQUEST_SECONDS
+
+
+def test_an_http_answer_is_a_contact_and_a_client_that_had_one_retries_long(budgets: List[float]) -> None:
+    class NotFound(Exception):
+        status = 404
+    dyn = retrying.retrying(_Dyn(_KwApi([NotFound("no")])))
+    with pytest.raises(NotFound):
+        dyn.client.call_api("/api/v1/namespaces/x/pods/y", "GET")
+    dyn.client.call_api("/api/v1/pods", "GET")
+    assert budgets == [retrying.FIRST_CONTACT_SECONDS, retrying.REQUEST_SECONDS]
+    contacted = _KwApi([])
+    contacted._lcm_contacted = True  # type: ignore[attr-defined]  # its construction was answered
+    retrying.retrying(_Dyn(contacted)).client.call_api("/api/v1/pods", "GET")
+    assert budgets[-1] == retrying.REQUEST_SECONDS and contacted.kwargs == [None]
+
+
+def test_a_first_contact_that_keeps_failing_ends_with_its_failure(budgets: List[float]) -> None:
+    api = _KwApi([ConnectionRefusedError(111, "refused")] * 50)
+    with pytest.raises(ConnectionRefusedError):
+        retrying.retrying(_Dyn(api)).client.call_api("/version", "GET")
+    assert budgets == [retrying.FIRST_CONTACT_SECONDS]
