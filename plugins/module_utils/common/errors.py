@@ -102,9 +102,9 @@ def refusal(exc: BaseException) -> Optional[PhaseError]:
 _CONNECTION: List[Callable[[], str]] = []
 
 
-def connection_named(describe: Callable[[], str]) -> None:
-    """Say where the connection came from in every 401 worded from now on."""
-    _CONNECTION[:] = [describe]
+def connection_named(describe: Optional[Callable[[], str]]) -> None:
+    """Say where the connection came from in every 401 worded from now on (None: no more)."""
+    _CONNECTION[:] = [describe] if describe is not None else []
 
 
 def unauthorized(where: str = "") -> PhaseError:

@@ -298,3 +298,15 @@ def test_an_api_answer_or_a_bug_is_not_a_connection_error() -> None:
     from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import connection_error
     assert connection_error(_api_exc(403, _status(JOBS_FORBIDDEN, 403, "Forbidden"))) is None
     assert connection_error(KeyError("metadata")) is None
+
+
+def test_a_401_names_the_connection_once_the_module_named_it() -> None:
+    from ansible_collections.lcm.openstack.plugins.module_utils.common import errors
+    asked = []
+    errors.connection_named(lambda: asked.append(1) or "https://k.example:6443 (host from K8S_AUTH_HOST)")
+    assert asked == []  # described only when a 401 is worded
+    assert str(errors.unauthorized()).startswith(
+        "unauthorized: the apiserver at https://k.example:6443 (host from K8S_AUTH_HOST) did not accept the credentials")
+    assert asked == [1]
+    errors.connection_named(None)
+    assert str(errors.unauthorized()).startswith("unauthorized: the apiserver did not accept the credentials")
