@@ -56,8 +56,8 @@ def source(params: Mapping[str, Any], environ: Mapping[str, str], show_path: boo
     for names, what in ((("api_key",), "token"), (("username", "password"), "user and password"),
                         (("client_cert", "client_key"), "client certificate")):
         found = [given(n) for n in names]
-        if host and all(v for v, _ in found):
-            return Source(str(host), f"host from {host_from}, {what} from {' and '.join(o for _, o in found)}",
+        if host and all(pair[0] for pair in found):
+            return Source(str(host), f"host from {host_from}, {what} from {' and '.join(pair[1] for pair in found)}",
                           f"host ({host_from})")
     kubeconfig, kubeconfig_from = given("kubeconfig")
     context, context_from = given("context")
