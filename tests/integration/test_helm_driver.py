@@ -77,3 +77,34 @@ def test_helm_driver_memory_is_refused_before_anything_is_installed(helm, kubeco
     assert out["msg"].startswith("HELM_DRIVER=memory keeps a release only as long as one Helm process runs")
     deployments = dyn.resources.get(api_version="apps/v1", kind="Deployment").get(namespace=namespace).to_dict()
     assert deployments["items"] == []
+
+
+def test_a_pending_configmap_revision_recorded_failed_is_one_helm_upgrades_from(
+        helm, kubeconfig, namespace, dyn) -> None:
+    """What helm_release writes when its Helm upgrade lost the apiserver
+    (helm/storage.mark_failed), in the ConfigMap Helm keeps the release in:
+    Helm reads it and upgrades past it."""
+    from ansible_collections.lcm.openstack.plugins.module_utils.helm import storage
+
+    def release(**args: Any) -> Dict[str, Any]:
+        full = {"name": "keystone", "namespace": namespace, "chart": CHART, "binary_path": helm, **args}
+        return ok(run_module("helm_release", full, kubeconfig, env=CONFIGMAP))
+
+    release()
+    configmaps = dyn.resources.get(api_version="v1", kind="ConfigMap")
+    name = "sh.helm.release.v1.keystone.v1"
+    record = storage.decode(configmaps.get(name=name, namespace=namespace).to_dict()["data"]["release"], "ConfigMap")
+    record["info"]["status"] = "pending-upgrade"  # as an upgrade cut off while Helm wrote it leaves it
+    configmaps.patch(name=name, namespace=namespace, content_type="application/merge-patch+json", body={
+        "data": {"release": storage.encode(record, "ConfigMap")}, "metadata": {"labels": {"status": "pending-upgrade"}}})
+
+    assert storage.mark_failed(dyn, namespace, "keystone", 1, "upgrade interrupted: connection reset by peer",
+                               "ConfigMap")
+    assert not storage.mark_failed(dyn, namespace, "keystone", 1, "again", "ConfigMap")  # failed now: left alone
+    up = release(values={"pod": {"replicas": {"api": 2}}})
+    assert (up["changed"], up["operation"], up["status"]["revision"]) == (True, "upgrade", 2)
+    env = dict(os.environ, KUBECONFIG=kubeconfig, **CONFIGMAP)
+    history = json.loads(subprocess.run([helm, "history", "keystone", "--namespace", namespace, "--output", "json"],
+                                        env=env, capture_output=True, text=True, check=True).stdout)
+    assert [(h["revision"], h["status"]) for h in history] == [(1, "superseded"), (2, "deployed")]
+    assert history[0]["description"] == "upgrade interrupted: connection reset by peer"
