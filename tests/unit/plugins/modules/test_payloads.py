@@ -102,7 +102,7 @@ def test_a_module_does_not_ship_the_other_modules_engines(module: str, not_shipp
 # once; service_lifecycle by 1.7 kB more for kube/namespace_ensure.py (the greenfield flow's
 # namespace made at its start: one module run fewer).
 PAYLOAD_BUDGET = {
-    "helm_release": 218_000, "helm_release_info": 91_000, "phase": 450_000, "phase_info": 90_000,
+    "helm_release": 218_000, "helm_release_info": 91_000, "phase": 451_000, "phase_info": 90_000,
     "service_lifecycle": 264_000, "site_plan": 107_000, "traffic": 522_000, "update_status": 183_000,
 }
 
