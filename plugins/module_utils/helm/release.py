@@ -272,10 +272,12 @@ class ReleaseManager:
 
     def _run(self, args: List[str], what: str = "") -> None:
         """Run a changing Helm command; one whose connection broke runs again (helm/interrupted.py)."""
+        lines = settle.command_lines(self.helm, self.req, args)
         for attempt in range(1, interrupted.ATTEMPTS + 1):
             result = self.helm.run(args, check=False)
             self.commands.append(" ".join(result.command))
             if result.rc == 0:
+                lines.say(f"helm {args[0]} done in {lines.took()}")
                 return
             why = None if attempt == interrupted.ATTEMPTS else interrupted.again(
                 result, lambda: self.helm.history(self.req.name, self.req.namespace), self.dyn, self.req.name,

@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any, Dict, List
 
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.cli import Helm, HelmError
@@ -15,6 +16,17 @@ from ansible_collections.lcm.openstack.plugins.module_utils.helm.render import p
 from ansible_collections.lcm.openstack.plugins.module_utils.kube import diagnose
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.tracker import Target
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.waiter import wait_for
+
+
+def command_lines(helm: Helm, req: Any, args: List[str]) -> Any:
+    """The progress lines of a changing Helm command, started now: Helm runs
+    in its own process, so what it does is not watched; whether it waits is said.
+    (Imported here: a run that changes nothing loads none of it.)"""
+    from ansible_collections.lcm.openstack.plugins.module_utils.progress.lines import for_run  # pylint: disable=import-outside-toplevel
+    lines = for_run(f"{req.name}", helm.redactor.redact)
+    waits = bool(req.atomic or req.helm_wait)
+    lines.begin(f"helm {args[0]} started, timeout {req.timeout} s" + (", Helm waits for the objects" if waits else ""))
+    return lines
 
 
 def wait_for_release(dyn: Any, helm: Helm, req: Any, history: List[Dict[str, Any]]) -> None:
@@ -29,7 +41,12 @@ def wait_for_release(dyn: Any, helm: Helm, req: Any, history: List[Dict[str, Any
         res = dyn.resources.get(api_version=r.obj["apiVersion"], kind=r.kind)
         if res.namespaced:
             targets.append(Target(r.obj["apiVersion"], r.kind, r.name))
-    result = wait_for(dyn, req.namespace, targets, None, req.timeout)
+    from ansible_collections.lcm.openstack.plugins.module_utils.progress.lines import for_run  # pylint: disable=import-outside-toplevel
+    lines = for_run(f"{req.name} revision {history[-1]['revision']}", helm.redactor.redact,
+                    time.monotonic() + req.timeout)
+    lines.begin(f"waiting for {len(targets)} object(s), timeout {req.timeout} s")
+    result = wait_for(dyn, req.namespace, targets, None, req.timeout, on_change=lines.changed if lines.on else None)
+    lines.ended(result.states, result.timed_out)
     if result.timed_out or result.failed:
         keys = result.failed or result.pending
         why = "; ".join(diagnose.why(dyn, req.namespace, k, result.states[k], result.objects.get(k))

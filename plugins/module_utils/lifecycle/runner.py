@@ -11,6 +11,7 @@ modules read, so that they do not ship the wait.
 from __future__ import annotations
 
 import copy
+import time
 from typing import Any, Dict, List, Optional
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.timefmt import now_text as now, parse_time
@@ -86,8 +87,12 @@ def dependencies_met(lifecycle: Lifecycle, req: LifecycleRequest, check_mode: bo
             ((lifecycle.get() or {}).get("spec") or {}).get("dependsOn") or []
         deps = parse_all(texts, req.namespace, req.service)
 
+    from ansible_collections.lcm.openstack.plugins.module_utils.progress.lines import for_run  # pylint: disable=import-outside-toplevel
+    lines = for_run(f"{req.service} {req.flow or 'flow'}", deadline=time.monotonic() + req.dependency_timeout)
+
     def tell(reason: str, message: str) -> None:
         lifecycle.update(lambda status: set_condition(status, CONDITION, False, reason, message, now()))
+        lines.say(message + lines.left())
     return settle(lifecycle.dyn, lifecycle.res, req.service, deps,
                   req.dependency_timeout, parse_time(req.dependencies_since), tell, check_mode)
 

@@ -211,6 +211,15 @@ class PhaseRunner:
         labels = {LABEL_PHASE: name, LABEL_SERVICE: req.service, LABEL_TYPE: req.type}
         applied: List[Applied] = []
         deadline = time.monotonic() + req.timeout
+        # Imported here, as the status entries are: a check-mode run says nothing while it waits.
+        from ansible_collections.lcm.openstack.plugins.module_utils.progress.lines import for_run  # pylint: disable=import-outside-toplevel
+        lines = for_run(f"{req.service} {req.type}", self.redactor.redact, deadline)
+        writer.lines = lines
+        lines.begin(f"Phase {name}: {len(objects)} object(s) in {writer.waves} wave(s), timeout {req.timeout} s")
+
+        def changed(states: Dict[Any, Any]) -> None:
+            writer.progress(states)
+            lines.changed(states)
 
         def details() -> Dict[str, Any]:
             return {"changed": True, "phase": summary(writer.phase), "objects_applied": actions(applied)}
@@ -222,6 +231,7 @@ class PhaseRunner:
                 applier.read_ahead(o.obj for o in wave)  # as the earlier waves left them
                 done = [applier.apply(o.obj, owner, labels) for o in wave]
                 writer.decided(done)
+                lines.wave(index, writer.waves, [(o.kind, o.name) for o in wave])
                 applied += done
                 if not req.wait and any(o.kind not in selection.CONFIG_KINDS for o in wave):
                     return {"changed": True, "phase": summary(writer.phase),
@@ -229,9 +239,10 @@ class PhaseRunner:
                 targets = [Target(a.api_version, a.kind, a.name, labelled=a.action != "shared")
                            for a in applied[-len(wave):]]
                 result = wait_for(self.dyn, req.namespace, targets, f"{LABEL_PHASE}={name}",
-                                  max(1.0, deadline - time.monotonic()), on_change=writer.progress,
+                                  max(1.0, deadline - time.monotonic()), on_change=changed if lines.on else writer.progress,
                                   policy=req.failure_policy, pending=writer)
                 writer.record(result)
+                lines.ended(result.states, result.timed_out)
                 if not (result.failed or result.timed_out) and _takes_backup(req, wave):
                     writer.backup_taken(req.backup_ref, self._backup_source(wave, result))
                 if result.failed or result.timed_out:

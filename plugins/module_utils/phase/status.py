@@ -84,6 +84,8 @@ class StatusWriter:
         self.last_write = 0.0
         self.writes = 0
         self.under_way: Optional[Callable[[], None]] = None
+        # The run's live progress lines (progress/lines.py): a note is one.
+        self.lines: Optional[Any] = None
 
     # -- transitions ---------------------------------------------------------
     def start(self) -> Dict[str, Any]:
@@ -231,6 +233,8 @@ class StatusWriter:
     def note(self, message: str) -> None:
         """What a running phase does now, for the MESSAGE column; nothing else changes."""
         self._patch({"message": self.redactor.redact(message)})
+        if self.lines is not None:
+            self.lines.say(message + self.lines.left())
         self._under_way()
 
     def succeeded(self, message: str) -> None:

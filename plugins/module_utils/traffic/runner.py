@@ -145,6 +145,8 @@ class TrafficRunner:
     def _record(self, phase: Dict[str, Any], plan: Plan, result: Dict[str, Any]) -> Dict[str, Any]:
         req = self.req
         writer = self.writer = StatusWriter(self.phases, phase, [], self.redactor)
+        from ansible_collections.lcm.openstack.plugins.module_utils.progress.lines import for_run  # pylint: disable=import-outside-toplevel
+        writer.lines = for_run(f"{req.service} {req.phase_type}", self.redactor.redact, time.monotonic() + req.timeout)
         lifecycle = Lifecycle(self.dyn, req.namespace, req.service, req.release)
         warnings: List[str] = []
         try:

@@ -101,9 +101,11 @@ def test_a_module_does_not_ship_the_other_modules_engines(module: str, not_shipp
 # and with service_lifecycle by 0.6 kB for kube/watch.py's backoff after watch requests that end at
 # once; service_lifecycle by 1.7 kB more for kube/namespace_ensure.py (the greenfield flow's
 # namespace made at its start: one module run fewer).
+# The four that wait (helm_release, phase, service_lifecycle, traffic) rose by 7.5 kB for their
+# live progress lines (progress/emitter.py and lines.py), imported only when a run waits.
 PAYLOAD_BUDGET = {
-    "helm_release": 218_000, "helm_release_info": 91_000, "phase": 451_000, "phase_info": 90_000,
-    "service_lifecycle": 264_000, "site_plan": 107_000, "traffic": 522_000, "update_status": 183_000,
+    "helm_release": 226_000, "helm_release_info": 91_000, "phase": 459_000, "phase_info": 90_000,
+    "service_lifecycle": 272_000, "site_plan": 107_000, "traffic": 530_000, "update_status": 183_000,
 }
 
 

@@ -62,7 +62,10 @@ def _req(**given: Any) -> Any:
 def waited(monkeypatch: pytest.MonkeyPatch) -> List[Any]:
     calls: List[Any] = []
 
-    def wait_for(dyn: Any, namespace: str, targets: List[Any], selector: Any, timeout: float) -> WaitResult:
+    def wait_for(dyn: Any, namespace: str, targets: List[Any], selector: Any, timeout: float,
+                 on_change: Any = None) -> WaitResult:
+        if on_change is not None:  # a progress channel is open: it hears the states
+            on_change(RESULT[0].states)
         calls.append((namespace, [t.key for t in targets], timeout))
         return RESULT[0]
     monkeypatch.setattr(settle, "wait_for", wait_for)
