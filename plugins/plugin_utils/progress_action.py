@@ -1,0 +1,72 @@
+# Copyright: lcm.openstack contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The action plugin of the collection's modules that wait: it runs the module
+as Ansible's own `normal` action would, and shows the module's progress lines
+as they arrive, one display line each, prefixed with the host.
+
+A module returns only when it ends, so the lines come over a private Unix
+socket (module_utils/progress/channel.py) whose path the module finds in its
+environment (module_utils/progress/emitter.py). Display calls made in the
+worker process reach the controller's main process through Ansible's result
+queue, in order with the task's result: the terminal, and ansible-runner
+(AWX's job events), get them as they happen. Only with a local connection
+(the module runs on this machine, as the flows run it); elsewhere the module
+runs as it always did, and says nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Optional
+
+from ansible.plugins.action import ActionBase
+from ansible.utils.display import Display
+from ansible.utils.vars import merge_hash
+from ansible_collections.lcm.openstack.plugins.module_utils.progress.channel import Channel
+from ansible_collections.lcm.openstack.plugins.module_utils.progress.emitter import ENV
+
+display = Display()
+
+
+class ProgressAction(ActionBase):
+    """Run the module of the task; show its progress lines while it runs."""
+
+    _supports_check_mode = True
+    _supports_async = True
+
+    _progress_path: Optional[str] = None
+
+    def run(self, tmp: Any = None, task_vars: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+        result = super().run(tmp, task_vars)
+        del tmp  # tmp no longer has any effect
+        wrap_async = bool(self._task.async_val) and not self._connection.has_native_async
+        if wrap_async or getattr(self._connection, "transport", "") != "local":
+            out = self._execute_module(task_vars=task_vars, wrap_async=wrap_async)
+        else:
+            host = (task_vars or {}).get("inventory_hostname") or self._play_context.remote_addr or "localhost"
+            with Channel(lambda text, level: self._show(host, text, level)) as path:
+                self._progress_path = path
+                try:
+                    out = self._execute_module(task_vars=task_vars)
+                finally:
+                    self._progress_path = None
+        result = merge_hash(result, out)
+        if not wrap_async:
+            self._remove_tmp_path(self._connection._shell.tmpdir)
+        return result
+
+    def _compute_environment_string(self, raw_environment_out: Optional[Dict[str, Any]] = None) -> str:
+        """The task's environment, and the channel's path while the module runs."""
+        if self._progress_path is None:
+            return super()._compute_environment_string(raw_environment_out)
+        env: Dict[str, Any] = {}
+        super()._compute_environment_string(env)
+        env[ENV] = self._progress_path
+        if isinstance(raw_environment_out, dict):
+            raw_environment_out.clear()
+            raw_environment_out.update(env)
+        return self._connection._shell.env_prefix(**env)
+
+    @staticmethod
+    def _show(host: str, text: str, level: int) -> None:
+        if display.verbosity >= level:
+            display.display(f"[{host}] {text}")
