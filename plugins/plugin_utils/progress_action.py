@@ -12,12 +12,18 @@ queue, in order with the task's result: the terminal, and ansible-runner
 (AWX's job events), get them as they happen. Only with a local connection
 (the module runs on this machine, as the flows run it); elsewhere the module
 runs as it always did, and says nothing.
+
+The lines go to stdout, or to stderr when the stdout callback prints JSON
+(its output stays a document a program can parse); LCM_PROGRESS=off on the
+controller turns them off (no channel is opened).
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any, Dict, Optional
 
+from ansible import constants as C
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 from ansible.utils.vars import merge_hash
@@ -25,6 +31,9 @@ from ansible_collections.lcm.openstack.plugins.module_utils.progress.channel imp
 from ansible_collections.lcm.openstack.plugins.module_utils.progress.emitter import ENV
 
 display = Display()
+# Stdout callbacks whose output is a document: the lines go to stderr beside them.
+DOCUMENT_CALLBACKS = ("json", "jsonl")
+SWITCH = "LCM_PROGRESS"
 
 
 class ProgressAction(ActionBase):
@@ -39,11 +48,13 @@ class ProgressAction(ActionBase):
         result = super().run(tmp, task_vars)
         del tmp  # tmp no longer has any effect
         wrap_async = bool(self._task.async_val) and not self._connection.has_native_async
-        if wrap_async or getattr(self._connection, "transport", "") != "local":
+        if wrap_async or getattr(self._connection, "transport", "") != "local" or \
+                os.environ.get(SWITCH, "").lower() in ("off", "0", "false", "no"):
             out = self._execute_module(task_vars=task_vars, wrap_async=wrap_async)
         else:
             host = (task_vars or {}).get("inventory_hostname") or self._play_context.remote_addr or "localhost"
-            with Channel(lambda text, level: self._show(host, text, level)) as path:
+            stderr = _document_callback()
+            with Channel(lambda text, level: _show(host, text, level, stderr)) as path:
                 self._progress_path = path
                 try:
                     out = self._execute_module(task_vars=task_vars)
@@ -66,7 +77,13 @@ class ProgressAction(ActionBase):
             raw_environment_out.update(env)
         return self._connection._shell.env_prefix(**env)
 
-    @staticmethod
-    def _show(host: str, text: str, level: int) -> None:
-        if display.verbosity >= level:
-            display.display(f"[{host}] {text}")
+
+def _document_callback() -> bool:
+    name = str(C.config.get_config_value("DEFAULT_STDOUT_CALLBACK") or "")
+    return name.rsplit(".", 1)[-1] in DOCUMENT_CALLBACKS
+
+
+def _show(host: str, text: str, level: int, stderr: bool = False) -> None:
+    """One line, when the run's verbosity reaches its level (0: always, 1: -v)."""
+    if display.verbosity >= level:
+        display.display(f"[{host}] {text}", stderr=stderr)
