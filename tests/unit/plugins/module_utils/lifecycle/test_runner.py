@@ -250,3 +250,18 @@ def test_a_slice_of_a_site_removal_waits_for_every_dependent(settle: _Settle) ->
                              _dependent("cinder", "Removed"))
     runner.run(lifecycle, _req(flow="remove", depends_on=None, removed_with=["*"], dependency_timeout=60))
     assert settle.asked["deps"] == ["nova", "heat"]
+
+
+def test_what_the_wait_tells_is_also_a_progress_line_with_the_time_left(
+        settle: _Settle, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ansible_collections.lcm.openstack.plugins.module_utils.progress import lines as progress_lines
+    said: List[Any] = []
+
+    def for_run(subject: str, redact: Any = str, deadline: Optional[float] = None) -> Any:
+        assert deadline is not None
+        return progress_lines.WaitLines(subject, lambda text, level: said.append((level, text)), redact,
+                                        deadline, clock=lambda: deadline - 600)  # as the wait starts
+    monkeypatch.setattr(progress_lines, "for_run", for_run)
+    runner.run(_Lifecycle(), _req(dependency_timeout=600))
+    settle.asked["tell"]("Waiting", "waiting for keystone (Installing)")
+    assert said == [(0, "glance greenfield: waiting for keystone (Installing), 600 s left")]

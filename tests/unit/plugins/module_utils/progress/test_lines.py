@@ -74,6 +74,11 @@ def test_without_a_channel_nothing_is_said_and_nothing_is_worded() -> None:
 def test_for_run_speaks_only_when_the_task_opened_a_channel(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(ENV, raising=False)
     assert not progress_lines.for_run("svc install").on
+    monkeypatch.setenv(ENV, "/nonexistent/lcm-progress/s")
+    lines = progress_lines.for_run("svc install")
+    assert lines.on
+    lines.begin("Phase x")  # nobody listens there: the channel turns itself off, nothing fails
+    assert not progress_lines.emitter().active
 
 
 def test_seconds_round_up_and_never_go_below_zero() -> None:
