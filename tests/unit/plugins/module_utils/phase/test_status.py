@@ -327,3 +327,16 @@ def test_the_chart_own_backup_job_records_no_source() -> None:
     writer.backup_taken("keystone-2025-2-0a1b2c3d")
     assert phases.patches[-1] == {"backupRef": "keystone-2025-2-0a1b2c3d"}
     assert "backup_source" not in summary(writer.phase)
+
+
+def test_a_note_is_also_a_progress_line_masked_when_the_run_has_lines() -> None:
+    from ansible_collections.lcm.openstack.plugins.module_utils.progress.lines import WaitLines
+    writer, phases = _writer()
+    said: List[Any] = []
+    writer.note("selector applied")  # no lines: the status only
+    writer.lines = WaitLines("keystone trafficdrain", lambda text, level: said.append((level, text)),
+                             writer.redactor.redact, deadline=300.0, clock=lambda: 0.0)
+    writer.note(f"Service keystone-api gated; waiting for the EndpointSlices (password {SECRET})")
+    assert said == [(0, "keystone trafficdrain: Service keystone-api gated; waiting for the EndpointSlices "
+                        "(password ********), 300 s left")]
+    assert phases.patches[-1]["message"].endswith("(password ********)")
