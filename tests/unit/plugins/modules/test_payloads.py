@@ -105,14 +105,16 @@ def test_a_module_does_not_ship_the_other_modules_engines(module: str, not_shipp
 # live progress lines (progress/emitter.py and lines.py), imported only when a run waits.
 PAYLOAD_BUDGET = {
     "helm_release": 226_000, "helm_release_info": 91_000, "phase": 459_000, "phase_info": 90_000,
-    "service_lifecycle": 272_000, "site_plan": 107_000, "traffic": 530_000, "update_status": 183_000,
+    "service_lifecycle": 272_000, "site_plan": 107_000, "traffic": 531_000, "update_status": 183_000,
 }
 
 
 def test_every_module_has_a_payload_budget_and_keeps_it() -> None:
-    # A module an action plugin runs on the controller (flow_inputs) is never shipped.
-    actions = {p.stem for p in (ROOT / "plugins" / "action").glob("*.py")}
-    modules = sorted(p.stem for p in MODULES.glob("*.py") if p.stem != "__init__" and p.stem not in actions)
+    # A module an action plugin runs on the controller (flow_inputs: its file has no main()) is
+    # never shipped; the modules that wait have an action plugin too, and are shipped.
+    controller_only = {p.stem for p in (ROOT / "plugins" / "action").glob("*.py")
+                       if "def main(" not in (MODULES / p.name).read_text()}
+    modules = sorted(p.stem for p in MODULES.glob("*.py") if p.stem != "__init__" and p.stem not in controller_only)
     assert sorted(PAYLOAD_BUDGET) == modules
     sizes = {m: sum(p.stat().st_size for p in payload(m)) for m in modules}
     assert {m: n for m, n in sizes.items() if n > PAYLOAD_BUDGET[m]} == {}, sizes
