@@ -67,6 +67,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from anchor import ROOT, kubeconfig as bench_kubeconfig, rotated  # noqa: E402
 from greenfield import PLAYBOOK, VERSION, Bed  # noqa: E402
 from phase_lag import GROUP, install_crds, metrics  # noqa: E402
+from requests_log import hooked, noted as noted_requests  # noqa: E402
 
 from kubernetes import config, dynamic  # noqa: E402
 
@@ -74,23 +75,6 @@ CHART = ROOT / "examples" / "charts" / "keystone"
 READS = ("LIST", "WATCH", "GET")
 VARIANTS = ("site", "slices", "slow-0")
 Site = Dict[str, Dict[str, Any]]  # service -> {level, depends_on}
-
-# On PYTHONPATH as sitecustomize: every Python process of the run (ansible-playbook,
-# each module) notes "METHOD URL" of each request it sends into $SITE_BENCH_REQUESTS.
-REQUESTS_HOOK = r'''
-import os
-
-if os.environ.get("SITE_BENCH_REQUESTS"):
-    import urllib3.connectionpool as _pool
-
-    _urlopen = _pool.HTTPConnectionPool.urlopen
-
-    def _noted(pool, method, url, *args, **kwargs):
-        with open(os.environ["SITE_BENCH_REQUESTS"], "a", encoding="utf-8") as out:
-            out.write(f"{method} {url}\n")
-        return _urlopen(pool, method, url, *args, **kwargs)
-    _pool.HTTPConnectionPool.urlopen = _noted
-'''
 
 
 def request_verb(method: str, url: str) -> str:
@@ -245,10 +229,8 @@ def one_run(variant: str, site: Site, args: argparse.Namespace, dyn: Any, bed: B
             for i, part in enumerate(slices)]
     env = dict(os.environ, KUBECONFIG=args.kubeconfig, K8S_AUTH_KUBECONFIG=args.kubeconfig, ANSIBLE_NOCOLOR="1",
                ANSIBLE_FORCE_COLOR="0", ANSIBLE_COLLECTIONS_PATH=str(ROOT / "build" / "collections"))
-    (scratch / "hook" / "sitecustomize.py").parent.mkdir(exist_ok=True)
-    (scratch / "hook" / "sitecustomize.py").write_text(REQUESTS_HOOK)
     noted = scratch / run / "requests.log"
-    env.update(PYTHONPATH=str(scratch / "hook"), SITE_BENCH_REQUESTS=str(noted))
+    env.update(hooked(scratch, noted))
     before = metrics(dyn)
     t0, start = time.time(), time.monotonic()
     logs = [(d / "run.log").open("w") for d in dirs]
@@ -261,8 +243,8 @@ def one_run(variant: str, site: Site, args: argparse.Namespace, dyn: Any, bed: B
         log.close()
     reads = lifecycle_reads(before, metrics(dyn))
     own = {v: 0 for v in READS}
-    for line in noted.read_text().splitlines() if noted.exists() else []:
-        verb = request_verb(*line.split(" ", 1))
+    for _when, method, url in noted_requests(noted):
+        verb = request_verb(method, url)
         own[verb] = own.get(verb, 0) + 1
     own.pop("", None)
     for d, code in zip(dirs, codes):
