@@ -178,12 +178,13 @@ def server_intervals(api: client.ApiClient, namespace: str) -> List[Interval]:
 class Bed:
     """Namespaces of the bench, created and deleted through the API."""
 
-    def __init__(self, api: client.ApiClient) -> None:
+    def __init__(self, api: client.ApiClient, prefix: str = "") -> None:
         self.core = client.CoreV1Api(api)
         self.made: List[str] = []
+        self.prefix = prefix  # before every name made, e.g. "speed-"
 
     def name(self, prefix: str) -> str:
-        name = f"{prefix}-{uuid.uuid4().hex[:6]}"
+        name = f"{self.prefix}{prefix}-{uuid.uuid4().hex[:6]}"
         self.made.append(name)
         return name
 
@@ -208,13 +209,19 @@ class Bed:
         self.made = []
 
 
+def install_values(chart: Path, version: str = VERSION) -> Dict[str, Any]:
+    """The values the install role gives helm_release for `chart`: every
+    manifests.job_* off (the phases run them), the version."""
+    defaults = yaml.safe_load((chart / "values.yaml").read_text()) or {}
+    jobs = sorted(k for k in (defaults.get("manifests") or {}) if str(k).startswith("job_"))
+    return {"lifecycle": {"version": version}, "manifests": {k: False for k in jobs}}
+
+
 def plain_helm(tree: Path, bed: Bed, helm: str, kubeconfig: str) -> float:
     """Seconds a plain `helm upgrade --install` of the chart takes, with the values
     the install role gives helm_release (every manifests.job_* off, the version)."""
     chart = tree / "examples" / "charts" / "keystone"
-    defaults = yaml.safe_load((chart / "values.yaml").read_text()) or {}
-    jobs = sorted(k for k in (defaults.get("manifests") or {}) if str(k).startswith("job_"))
-    values = {"lifecycle": {"version": VERSION}, "manifests": {k: False for k in jobs}}
+    values = install_values(chart)
     ns = bed.name("gfh")
     bed.create(ns)
     with tempfile.NamedTemporaryFile("w", suffix=".yaml") as f:

@@ -32,7 +32,7 @@ import time
 import uuid
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Dict, List, Tuple
+from typing import Dict, List, Optional, Tuple
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "build" / "collections"))
@@ -58,7 +58,9 @@ def ansible(module: str, args: Dict, collections: Path) -> Case:
     return [ANSIBLE, "localhost", "-m", module, "-a", json.dumps(args)], env
 
 
-def cases(ns: str, found: Dict[str, Path], helm: Dict[str, str]) -> Dict[str, Case]:
+def cases(ns: str, found: Dict[str, Path], helm: Dict[str, str], plain: Optional[Dict[str, str]] = None) -> Dict[str, Case]:
+    """The calls, by name; `helm` the binary_path of the modules by major, `plain`
+    the helm run directly (default: the same)."""
     out: Dict[str, Case] = {}
     core = found[THIS_TREE]  # kubernetes.core comes with the ansible package
     for tree, path in found.items():
@@ -76,24 +78,30 @@ def cases(ns: str, found: Dict[str, Path], helm: Dict[str, str]) -> Dict[str, Ca
     out["kubernetes.core.helm, Helm 3"] = ansible("kubernetes.core.helm", {
         "name": "relk", "release_namespace": ns, "chart_ref": CHART, "release_values": VALUES,
         "binary_path": helm["3"]}, core)
-    for major, binary in helm.items():
+    for major, binary in (plain or helm).items():
         out[f"helm status, Helm {major}"] = ([binary, "status", f"rel{major}", "-n", ns], {})
     return out
 
 
-def timed(case: Case) -> Dict[str, float]:
+def timed(case: Case, changes: Optional[bool] = False, extra_env: Optional[Dict[str, str]] = None) -> Dict[str, float]:
+    """One run of `case`: its wall time, the CPU it and its children used, and
+    when it started and ended (time.time()). `changes`: whether an Ansible
+    module must report a change (False: a no-op; None: either)."""
     argv, env = case
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.monotonic()
-    proc = subprocess.run(argv, env=dict(os.environ, **env), capture_output=True, text=True, check=False)
+    started, start = time.time(), time.monotonic()
+    proc = subprocess.run(argv, env=dict(os.environ, **env, **(extra_env or {})), capture_output=True, text=True,
+                          check=False)
     wall = time.monotonic() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(argv[:4])} failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
-    if "| CHANGED" in proc.stdout:
-        raise SystemExit(f"{' '.join(argv[:4])} changed something on a no-op run:\n{proc.stdout[-2000:]}")
+    changed = "| CHANGED" in proc.stdout
+    if changes is not None and changed != changes:
+        raise SystemExit(f"{' '.join(argv[:4])} {'changed something on a no-op run' if changed else 'changed nothing'}:"
+                         f"\n{proc.stdout[-2000:]}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return {"wall": wall, "cpu": cpu}
+    return {"wall": wall, "cpu": cpu, "start": started, "end": started + wall}
 
 
 def main() -> None:

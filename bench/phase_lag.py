@@ -33,7 +33,7 @@ import time
 import uuid
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "build" / "collections"))
@@ -47,20 +47,23 @@ ANSIBLE = str(Path(sys.executable).parent / "ansible")
 GROUP = "lifecycle.openstack.org"
 
 
-def job(name: str) -> Dict[str, Any]:
+def job(name: str, duration: str = "2s") -> Dict[str, Any]:
+    """A Job whose pod runs `duration` (a Go duration: 2s, 2250ms) on the bed's fake kubelet."""
     return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name},
             "spec": {"backoffLimit": 0, "template": {
-                "metadata": {"annotations": {"bed.lcm.openstack.org/duration": "2s"}},
+                "metadata": {"annotations": {"bed.lcm.openstack.org/duration": duration}},
                 "spec": {"restartPolicy": "Never",
                          "containers": [{"name": "main", "image": "registry.invalid/bench:1"}]}}}}
 
 
 class Observer(threading.Thread):
-    """Notes the wall time at which each Job of a namespace is first seen Complete."""
+    """Notes the wall time at which each Job of a namespace is first seen
+    (created), and first seen Complete (seen)."""
 
     def __init__(self, dyn: dynamic.DynamicClient, namespace: str) -> None:
         super().__init__(daemon=True)
         self.dyn, self.namespace = dyn, namespace
+        self.created: Dict[str, float] = {}
         self.seen: Dict[str, float] = {}
         self.transition: Dict[str, float] = {}
         self.ready = threading.Event()
@@ -79,6 +82,7 @@ class Observer(threading.Thread):
         for event in self.dyn.watch(jobs, namespace=self.namespace, resource_version=rv,
                                     watcher=self.watcher, timeout=600):
             obj = event["raw_object"]
+            self.created.setdefault(obj["metadata"]["name"], time.time())
             for cond in (obj.get("status") or {}).get("conditions") or []:
                 if cond["type"] == "Complete" and cond["status"] == "True":
                     name = obj["metadata"]["name"]
@@ -87,12 +91,13 @@ class Observer(threading.Thread):
                     self.transition.setdefault(name, ltt.replace(tzinfo=timezone.utc).timestamp())
 
 
-def metrics(dyn: dynamic.DynamicClient) -> Dict[Tuple[str, str], float]:
-    """apiserver_request_total for the lifecycle resources, by (resource, verb)."""
+def metrics(dyn: dynamic.DynamicClient, group: Optional[str] = GROUP) -> Dict[Tuple[str, str], float]:
+    """apiserver_request_total for the resources of `group` (None: of every
+    group), by (resource[/subresource], verb)."""
     text = dyn.request("GET", "/metrics")
     out: Dict[Tuple[str, str], float] = {}
     for line in text.splitlines():
-        if not line.startswith("apiserver_request_total{") or f'group="{GROUP}"' not in line:
+        if not line.startswith("apiserver_request_total{") or (group is not None and f'group="{group}"' not in line):
             continue
         labels = dict(re.findall(r'(\w+)="([^"]*)"', line))
         key = (labels.get("resource", "") + ("/" + labels["subresource"] if labels.get("subresource") else ""),
@@ -127,13 +132,19 @@ class CountingClient:
         api_client.call_api = call_api
 
 
-def one_run(dyn: dynamic.DynamicClient, kubeconfig: str) -> Dict[str, Dict[str, float]]:
-    ns = f"bench-{uuid.uuid4().hex[:6]}"
+def fresh_namespace(dyn: dynamic.DynamicClient, ns: str) -> None:
+    """Create `ns` and wait for its default ServiceAccount, which its pods need."""
     namespaces = dyn.resources.get(api_version="v1", kind="Namespace")
     namespaces.create(body={"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
     sas = dyn.resources.get(api_version="v1", kind="ServiceAccount")
-    while not sas.get(namespace=ns).to_dict()["items"]:  # the namespace's default SA, before pods
+    while not sas.get(namespace=ns).to_dict()["items"]:
         time.sleep(0.1)
+
+
+def one_run(dyn: dynamic.DynamicClient, kubeconfig: str) -> Dict[str, Dict[str, float]]:
+    ns = f"bench-{uuid.uuid4().hex[:6]}"
+    namespaces = dyn.resources.get(api_version="v1", kind="Namespace")
+    fresh_namespace(dyn, ns)
     observer = Observer(dyn, ns)
     observer.start()
     observer.ready.wait()

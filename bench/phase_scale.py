@@ -27,7 +27,7 @@ import subprocess
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Dict, List
+from typing import Any, Dict, List
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "build" / "collections"))
@@ -38,15 +38,15 @@ from kubernetes import config, dynamic  # noqa: E402
 from anchor import kubeconfig as bench_kubeconfig, rotated, side_by_side_args, trees  # noqa: E402
 from phase_lag import install_crds  # noqa: E402
 
-# Runs in a fresh interpreter with the tree under test first on sys.path.
-WORKER = r'''
+# The start of a worker: a fresh interpreter with the tree under test (argv[1])
+# first on sys.path, an ApiClient `api` on the kubeconfig (argv[2]) that counts
+# what it sends into `stats`, and `dyn` on it.
+COUNTING = r'''
 import json, os, resource, sys, time, uuid
 sys.path.insert(0, sys.argv[1])
 from kubernetes import config, dynamic
-from ansible_collections.lcm.openstack.plugins.module_utils.phase.runner import PhaseRunner
-from ansible_collections.lcm.openstack.plugins.module_utils.phase.spec import PhaseRequest, Source
 
-count, kubeconfig = int(sys.argv[2]), sys.argv[3]
+kubeconfig = sys.argv[2]
 api = config.new_client_from_config(config_file=kubeconfig)
 stats = {"requests": 0, "status_writes": 0, "status_bytes": 0, "largest_write": 0, "by": {}}
 inner = api.call_api
@@ -72,7 +72,15 @@ def call_api(*args, **kwargs):
     return inner(*args, **kwargs)
 api.call_api = call_api
 dyn = dynamic.DynamicClient(api)
-ns = "scale-" + uuid.uuid4().hex[:6]
+'''
+
+# A one-wave install of argv[3] Jobs in a new namespace (prefix argv[4]).
+WORKER = COUNTING + r'''
+from ansible_collections.lcm.openstack.plugins.module_utils.phase.runner import PhaseRunner
+from ansible_collections.lcm.openstack.plugins.module_utils.phase.spec import PhaseRequest, Source
+
+count = int(sys.argv[3])
+ns = (sys.argv[4] if len(sys.argv) > 4 else "scale") + "-" + uuid.uuid4().hex[:6]
 namespaces = dyn.resources.get(api_version="v1", kind="Namespace")
 namespaces.create(body={"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
 sas = dyn.resources.get(api_version="v1", kind="ServiceAccount")
@@ -97,12 +105,17 @@ print(json.dumps(stats))
 '''
 
 
-def run_one(tree: Path, count: int, kubeconfig: str) -> Dict[str, float]:
-    out = subprocess.run([sys.executable, "-c", WORKER, str(tree), str(count), kubeconfig],
+def worker(code: str, tree: Path, kubeconfig: str, *args: str) -> Dict[str, Any]:
+    """Run a worker (COUNTING + its own code) for `tree`; what it printed last, as JSON."""
+    out = subprocess.run([sys.executable, "-c", code, str(tree), kubeconfig, *args],
                          capture_output=True, text=True, check=False)
     if out.returncode != 0:
-        raise SystemExit(f"the {count}-Job phase failed in {tree}:\n{out.stderr[-3000:]}")
+        raise SystemExit(f"a bench worker failed in {tree} ({' '.join(args)}):\n{out.stderr[-3000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def run_one(tree: Path, count: int, kubeconfig: str, prefix: str = "scale") -> Dict[str, Any]:
+    return worker(WORKER, tree, kubeconfig, str(count), prefix)
 
 
 def main() -> None:
