@@ -67,28 +67,38 @@ class Observer(threading.Thread):
         self.seen: Dict[str, float] = {}
         self.transition: Dict[str, float] = {}
         self.ready = threading.Event()
+        self.stopping = threading.Event()
         self.watcher = watch.Watch()
 
     def run(self) -> None:
         jobs = self.dyn.resources.get(api_version="batch/v1", kind="Job")
-        rv = jobs.get(namespace=self.namespace).to_dict()["metadata"]["resourceVersion"]
-        self.ready.set()
-        try:
-            self._watch(jobs, rv)
-        except Exception:  # noqa: BLE001 - the namespace is deleted under the watch at the end
-            pass
+        first = True
+        while not self.stopping.is_set():  # a watch ends after its timeout: list and watch again
+            try:
+                listed = jobs.get(namespace=self.namespace).to_dict()
+                for obj in listed["items"] if not first else []:
+                    self._note(obj)
+                if first:
+                    first = False
+                    self.ready.set()
+                for event in self.dyn.watch(jobs, namespace=self.namespace, watcher=self.watcher, timeout=600,
+                                            resource_version=listed["metadata"]["resourceVersion"]):
+                    self._note(event["raw_object"])
+            except Exception:  # noqa: BLE001 - the namespace is deleted under the watch at the end
+                time.sleep(0.2)
 
-    def _watch(self, jobs: Any, rv: str) -> None:
-        for event in self.dyn.watch(jobs, namespace=self.namespace, resource_version=rv,
-                                    watcher=self.watcher, timeout=600):
-            obj = event["raw_object"]
-            self.created.setdefault(obj["metadata"]["name"], time.time())
-            for cond in (obj.get("status") or {}).get("conditions") or []:
-                if cond["type"] == "Complete" and cond["status"] == "True":
-                    name = obj["metadata"]["name"]
-                    self.seen.setdefault(name, time.time())
-                    ltt = datetime.strptime(cond["lastTransitionTime"], "%Y-%m-%dT%H:%M:%SZ")
-                    self.transition.setdefault(name, ltt.replace(tzinfo=timezone.utc).timestamp())
+    def stop(self) -> None:
+        self.stopping.set()
+        self.watcher.stop()
+
+    def _note(self, obj: Dict[str, Any]) -> None:
+        name = obj["metadata"]["name"]
+        self.created.setdefault(name, time.time())
+        for cond in (obj.get("status") or {}).get("conditions") or []:
+            if cond["type"] == "Complete" and cond["status"] == "True":
+                self.seen.setdefault(name, time.time())
+                ltt = datetime.strptime(cond["lastTransitionTime"], "%Y-%m-%dT%H:%M:%SZ")
+                self.transition.setdefault(name, ltt.replace(tzinfo=timezone.utc).timestamp())
 
 
 def metrics(dyn: dynamic.DynamicClient, group: Optional[str] = GROUP) -> Dict[Tuple[str, str], float]:
@@ -180,7 +190,7 @@ def one_run(dyn: dynamic.DynamicClient, kubeconfig: str) -> Dict[str, Dict[str, 
         out["k8s"] = {"lag": done - observer.seen["k8s-job"],
                       "lag_ltt": done - observer.transition["k8s-job"]}
     finally:
-        observer.watcher.stop()
+        observer.stop()
         namespaces.delete(name=ns)
     return out
 
