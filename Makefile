@@ -35,7 +35,7 @@ SHELL_SCRIPTS := tests/cluster/build tests/cluster/up tests/cluster/down tests/c
 
 .PHONY: help venv tools bed bed-up bed-down collection demo site-charts site test test-all unit integration sanity lint molecule publish-check \
 	docs docs-lint \
-	bench-bed bench-phase-lag bench-phase-scale bench-noop bench-greenfield bench-site clean \
+	bench bench-bed bench-phase-lag bench-phase-scale bench-noop bench-greenfield bench-site clean \
 	role-readmes ee ee-image
 
 help:
@@ -44,6 +44,7 @@ help:
 	@echo "make ee          the collection tarball and the execution environment's build context"
 	@echo "make bed-up      build and start the local test bed; make bed-down stops it"
 	@echo "make docs        build the docsite in build/docs/build/html (make docs-lint: lint its sources)"
+	@echo "make bench       every speed measurement against its target, in one run (ANCHOR=<rev> beside it)"
 	@echo "make bench-bed, bench-phase-lag, bench-phase-scale, bench-noop, bench-greenfield, bench-site   the measurements in the README"
 	@echo "KUBECONFIG=...   point either command at an existing cluster instead of the bed"
 
@@ -192,6 +193,12 @@ docs: collection
 # Measurements for the README; never part of make test.
 bench-bed: collection bed
 	bench/bed.sh $(BENCH_ARGS)
+
+# Every speed measurement in one interleaved run, against its target; writes
+# build/bench/speed-<date>.json and .md. BENCH_ARGS=--quick for a smoke run,
+# BENCH_ARGS="--only lag,noop" for some items.
+bench: collection bed
+	$(WITH_BED) $(BIN)/python bench/speed.py $(if $(RUNS),--runs $(RUNS)) $(if $(ANCHOR),--anchor $(ANCHOR)) $(BENCH_ARGS)
 
 bench-phase-lag: collection bed
 	$(WITH_BED) $(BIN)/python bench/phase_lag.py --runs $(or $(RUNS),10)
