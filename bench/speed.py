@@ -110,7 +110,8 @@ class Bench:
         self.kubeconfig = bench_kubeconfig()
         self.api = config.new_client_from_config(config_file=self.kubeconfig)
         self.dyn = dynamic.DynamicClient(self.api)
-        self.bed = Bed(self.api, prefix=f"{args.prefix}-")
+        self.beds: Dict[str, Bed] = {}
+        self.current = ""  # the item at work
         self.helm = {"3": os.environ["HELM3_BIN"], "4": os.environ["HELM4_BIN"]}
         self.wrappers = {major: self._wrapper(major, real) for major, real in self.helm.items()}
         self.anchors = [t for t in found if t != THIS_TREE]
@@ -122,6 +123,18 @@ class Bench:
                         f"exec {shlex.quote(real)} \"$@\"\n")
         path.chmod(0o755)
         return str(path)
+
+    @property
+    def bed(self) -> Bed:
+        """The namespaces of the item at work: a round deletes its own, never
+        the state another item prepared."""
+        if self.current not in self.beds:
+            self.beds[self.current] = Bed(self.api, prefix=f"{self.args.prefix}-")
+        return self.beds[self.current]
+
+    def delete_all(self) -> None:
+        for bed in self.beds.values():
+            bed.delete_all(wait=300)
 
     def helm_log(self, major: str) -> Path:
         return self.scratch / f"helm{major}.argv"
@@ -654,13 +667,15 @@ def main() -> None:
         items = [CLASSES[name](b) for name in ITEMS if name in chosen]
         try:
             for item in items:
+                b.current = item.name
                 item.prepare()
             for turn in range(args.runs):
                 for item in rotated(items, turn):
                     b.note(f"round {turn + 1}/{args.runs}: {item.name}")
+                    b.current = item.name
                     item.round(turn)
         finally:
-            b.bed.delete_all(wait=300)
+            b.delete_all()
         rows = [row for item in items for row in item.rows()]
         anchors = b.anchors
     met, judged = summary(rows)
