@@ -78,7 +78,7 @@ from phase_lag import Observer, fresh_namespace, install_crds, job, metrics  # n
 from phase_scale import COUNTING, run_one as scale_run, worker  # noqa: E402
 from requests_log import hooked, noted  # noqa: E402
 from speed_report import (  # noqa: E402
-    FRACTIONS, QUICK_FRACTIONS, Row, at_most, constant, cycle_position, growth, median, ratio, seconds, summary,
+    FRACTIONS, QUICK_FRACTIONS, Row, at_most, by_kind, constant, cycle_position, growth, median, ratio, seconds, summary,
     sweep, table,
 )
 
@@ -202,6 +202,7 @@ def wait_once(b: Bench, observer: Observer, case: Dict[str, Any], server: bool =
     out = dict(case, namespace=ns, e2e=run["wall"], cpu=run["cpu"], job_time=done - created,
                e2e_minus_job=run["wall"] - (done - created), lag=run["end"] - done, requests=len(sent),
                requests_waiting=sum(1 for t, method, url in sent if created <= t <= done),
+               waiting_by=by_kind(sent, created, done), run_by=by_kind(sent, run["start"], run["end"]),
                position=cycle_position(polls, done, case["wait_sleep"]) if case["waiter"] == "k8s" else None)
     if server:
         out["server_requests"] = int(sum(after.get(k, 0) - before.get(k, 0) for k in after if k[0] in WAIT_RESOURCES))

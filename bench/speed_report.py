@@ -8,6 +8,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import asdict, dataclass, field
 from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, Tuple
+from urllib.parse import urlsplit
 
 # Where in the poller's cycle the Job completes, as a part of wait_sleep.
 FRACTIONS = (0.0, 0.25, 0.5, 0.75)
@@ -32,6 +33,34 @@ def cycle_position(polls: Iterable[float], event: float, wait_sleep: float) -> O
     if not before:
         return None
     return (event - max(before)) / wait_sleep
+
+
+def request_kind(method: str, url: str) -> str:
+    """A request as "VERB resource[/subresource]", VERB as the apiserver counts it
+    (WATCH and LIST for a GET of a collection)."""
+    path, query = urlsplit(url).path, urlsplit(url).query
+    parts = [p for p in path.split("/") if p]
+    if "namespaces" in parts and len(parts) > parts.index("namespaces") + 2:
+        parts = parts[parts.index("namespaces") + 2:]  # the namespaced resource, its name, its subresource
+    elif parts[:1] == ["api"]:
+        parts = parts[2:]
+    elif parts[:1] == ["apis"]:
+        parts = parts[3:]
+    resource = "/".join(parts[:1] + parts[2:3]) or path
+    verb = method
+    if method == "GET" and len(parts) == 1:
+        verb = "WATCH" if "watch=true" in query.lower().split("&") else "LIST"
+    return f"{verb} {resource}"
+
+
+def by_kind(requests: Iterable[Tuple[float, str, str]], start: float, end: float) -> Dict[str, int]:
+    """How many requests of each kind were sent within [start, end]."""
+    out: Dict[str, int] = {}
+    for when, method, url in requests:
+        if start <= when <= end:
+            kind = request_kind(method, url)
+            out[kind] = out.get(kind, 0) + 1
+    return dict(sorted(out.items()))
 
 
 def median(values: Iterable[float]) -> Optional[float]:

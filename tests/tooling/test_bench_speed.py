@@ -98,6 +98,23 @@ def test_without_an_anchor_the_table_has_no_anchor_column() -> None:
     assert report.seconds(None) == "-" and report.seconds(1.234) == "1.23 s"
 
 
+def test_requests_are_told_apart_as_the_apiserver_counts_them() -> None:
+    base = "https://127.0.0.1:6443"
+    assert report.request_kind("GET", f"{base}/apis/batch/v1/namespaces/a/jobs/j") == "GET jobs"
+    assert report.request_kind("GET", f"{base}/apis/batch/v1/namespaces/a/jobs?labelSelector=x") == "LIST jobs"
+    assert report.request_kind("GET", f"{base}/api/v1/namespaces/a/pods?resourceVersion=5&watch=true") == "WATCH pods"
+    assert report.request_kind(
+        "PATCH", f"{base}/apis/lifecycle.openstack.org/v1alpha1/namespaces/a/phases/p/status") == "PATCH phases/status"
+    assert report.request_kind("GET", f"{base}/apis/lifecycle.openstack.org/v1alpha1/updatestatuses/cluster") == \
+        "GET updatestatuses"
+    assert report.request_kind("GET", f"{base}/api/v1/secrets?labelSelector=owner%3Dhelm&limit=500") == "LIST secrets"
+    assert report.request_kind("POST", f"{base}/api/v1/namespaces") == "POST namespaces"
+    sent = [(1.0, "GET", f"{base}/apis/batch/v1/namespaces/a/jobs/j"), (2.0, "GET", f"{base}/apis/batch/v1/namespaces/a/jobs/j"),
+            (2.5, "PUT", f"{base}/apis/coordination.k8s.io/v1/namespaces/a/leases/l"), (9.0, "GET", f"{base}/api/v1/pods")]
+    assert report.by_kind(sent, 1.5, 3.0) == {"GET jobs": 1, "PUT leases": 1}
+    assert report.by_kind(sent, 0.0, 10.0) == {"GET jobs": 2, "LIST pods": 1, "PUT leases": 1}
+
+
 def test_the_requests_a_run_notes_are_read_back_in_the_order_they_were_sent(tmp_path) -> None:
     env = requests_log.hooked(tmp_path, tmp_path / "run.log")
     hook = Path(env["PYTHONPATH"].split(":")[0]) / "sitecustomize.py"
