@@ -139,20 +139,20 @@ class Bench:
     def helm_log(self, major: str) -> Path:
         return self.scratch / f"helm{major}.argv"
 
-    def helm_runs(self) -> List[str]:
-        """The helm processes started through the wrappers so far, both majors: their
+    def helm_runs(self) -> Dict[str, List[str]]:
+        """The helm processes started through the wrappers so far, by major: their
         subcommands (the first word of each argv)."""
-        return [(line.split() or [""])[0] for m in self.helm if self.helm_log(m).exists()
-                for line in self.helm_log(m).read_text().splitlines()]
+        return {m: [(line.split() or [""])[0] for line in self.helm_log(m).read_text().splitlines()]
+                if self.helm_log(m).exists() else [] for m in self.helm}
 
     def collection(self, tree: str) -> Path:
         return self.found[tree] / "ansible_collections" / "lcm" / "openstack"
 
     def counted(self, case: Tuple[List[str], Dict[str, str]], changes: Optional[bool]) -> Dict[str, Any]:
         """noop.timed, with the helm processes the run started."""
-        before = len(self.helm_runs())
+        before = {m: len(runs) for m, runs in self.helm_runs().items()}
         out: Dict[str, Any] = dict(timed(case, changes))
-        out["helm_commands"] = self.helm_runs()[before:]
+        out["helm_commands"] = [c for m, runs in self.helm_runs().items() for c in runs[before[m]:]]
         out["helm"] = len(out["helm_commands"])
         return out
 
