@@ -157,6 +157,30 @@ def test_a_timeout_names_what_is_not_ready_and_why(kubeconfig, ns) -> None:
     assert "Running" in result["msg"]
 
 
+def test_a_namespace_deleted_under_a_waiting_phase_ends_it_at_once(dyn, kubeconfig, crds) -> None:
+    """The namespace goes while the phase waits for a 120 s Job: the module
+    ends as soon as its Job is deleted, saying what was deleted, instead of
+    waiting out its 600 s."""
+    import threading
+    import uuid
+
+    namespace = f"t-ns-deleted-{uuid.uuid4().hex[:5]}"
+    namespaces = dyn.resources.get(api_version="v1", kind="Namespace")
+    namespaces.create(body={"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
+    kube.wait_for(dyn, "v1", "ServiceAccount", "default", namespace, lambda _: True, timeout=30)
+    slow = {"jobs": {"db_init": {"duration": "120s"}}}
+    out: Dict[str, Any] = {}
+    run = threading.Thread(target=lambda: out.update(run_module("phase", phase_args(namespace, values=slow), kubeconfig)))
+    run.start()
+    kube.wait_for(dyn, "batch/v1", "Job", "ks-db-init", namespace, lambda _: True, timeout=120)
+    namespaces.delete(name=namespace)
+    run.join(timeout=120)
+    assert not run.is_alive(), "the phase still waits with its namespace gone"
+    assert out["failed"] is True
+    assert (f"namespace {namespace} is being deleted" in out["msg"] or f"namespace {namespace} was deleted" in out["msg"]
+            or "was deleted while it waited" in out["msg"] or "is being deleted while it waited" in out["msg"]), out["msg"]
+
+
 def test_only_one_phase_runs_at_a_time_for_a_service(kubeconfig, ns) -> None:
     slow = {"jobs": {"db_init": {"duration": "60s"}}}
     running = run_module("phase", phase_args(ns, values=slow, wait=False), kubeconfig)

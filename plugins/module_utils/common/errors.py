@@ -30,6 +30,11 @@ class PhaseFailed(PhaseError):
     """The phase ran and failed; `details` holds the Phase status."""
 
 
+class PhaseGone(PhaseError):
+    """The Phase, or its namespace, was deleted while the phase ran: there is
+    nothing left to record the outcome on, and nothing to wait for."""
+
+
 class CrdMissing(PhaseError):
     """The cluster does not serve one of the collection's CRDs. Callers that
     can do without it (the UpdateStatus refresh) catch this type, never the

@@ -21,7 +21,7 @@ import time
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common import transient
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import api_error
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseGone, api_error
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.failures import JOB_NAME_LABEL, FailurePolicy
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.readiness import Readiness
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.tracker import Key, Target, Tracker, WaitResult
@@ -38,6 +38,7 @@ def wait_for(
     fail_fast: bool = True,
     policy: FailurePolicy = FailurePolicy(),
     pending: Optional[Any] = None,
+    on_gone: Optional[Callable[[Key], Optional[str]]] = None,
 ) -> WaitResult:
     """Block until every target is Current, one is Failed (fail_fast), or the timeout.
 
@@ -46,7 +47,10 @@ def wait_for(
     `pending` (the Phase's status writer) gathers what on_change tells it and
     says when it wants to write it (`due()`, on the time.monotonic clock); the
     loop wakes then and calls its `flush()`, so a change is written within its
-    interval even when no event follows it."""
+    interval even when no event follows it. `on_gone` is asked, when a target
+    is deleted under the wait, whether the wait has lost its reason (the Phase
+    or its namespace deleted): an answer ends the wait with PhaseGone saying
+    it, where the wait would otherwise last until its timeout."""
     events: "queue.Queue" = queue.Queue()
     tracker = Tracker(targets, policy)
     watches = _start_watches(dyn, namespace, targets, label_selector, events)
@@ -76,12 +80,26 @@ def wait_for(
                 continue
             if kind == "LIST":
                 listed.add(id(w))
+            if kind == "DELETED" and on_gone is not None:  # before on_change writes to a Phase that may be gone
+                _ask_gone(on_gone, w, payload, tracker)
             changed = tracker.seen(w, payload, gone=kind == "DELETED", full_list=kind == "LIST")
             if changed and on_change:
                 on_change(tracker.changes())
     finally:
         for w in watches:
             w.stop()
+
+
+def _ask_gone(on_gone: Callable[[Key], Optional[str]], w: Any, payload: List[Dict[str, Any]],
+              tracker: Tracker) -> None:
+    """A target deleted: one question (on_gone), not a poll; PhaseGone when the wait lost its reason."""
+    for obj in payload:
+        key = (w.res.kind, (obj.get("metadata") or {}).get("name"))
+        if key in tracker.wanted:
+            reason = on_gone(key)
+            if reason:
+                raise PhaseGone(reason)
+            return
 
 
 def _flush_due(pending: Optional[Any], now: float) -> None:

@@ -30,7 +30,7 @@ from typing import Any, Callable, Collection, Dict, Iterator, List
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common import interrupt, transient
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import DynamicApiError, NotFoundError
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError, PhaseFailed, api_error
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError, PhaseFailed, PhaseGone, api_error
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.record import Lifecycle
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import (
     FAILED, LABEL_SERVICE, LABEL_SPEC_HASH, PENDING, RUNNING, SUCCEEDED,
@@ -117,6 +117,8 @@ def recorded(dyn: Any, writer: StatusWriter, lifecycle: Lifecycle,
                 yield writer
             except PhaseFailed:
                 raise
+            except PhaseGone as exc:  # nothing left to write the outcome on
+                raise PhaseFailed(str(exc), **details()) from exc
             except PhaseError as exc:
                 writer.fail_with(exc, stop_jobs(dyn, writer.phase))
                 raise PhaseFailed(str(exc), **details()) from exc

@@ -27,7 +27,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils.phase import (
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.apply import Applied, Applier, actions
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.ownership import helm_release_of, owner_reference, placeholder_owner
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.crd import lcm_resource
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError, PhaseFailed, api_error
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError, PhaseFailed, PhaseGone, api_error
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.cli import Helm, find_helm, merge_values
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.record import Lifecycle
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import (
@@ -240,11 +240,16 @@ class PhaseRunner:
                            for a in applied[-len(wave):]]
                 result = wait_for(self.dyn, req.namespace, targets, f"{LABEL_PHASE}={name}",
                                   max(1.0, deadline - time.monotonic()), on_change=changed if lines.on else writer.progress,
-                                  policy=req.failure_policy, pending=writer)
+                                  policy=req.failure_policy, pending=writer, on_gone=self._gone_reason(name))
                 writer.record(result)
                 lines.ended(result.states, result.timed_out)
                 if not (result.failed or result.timed_out) and _takes_backup(req, wave):
                     writer.backup_taken(req.backup_ref, self._backup_source(wave, result))
+                if result.failed:
+                    # A namespace being deleted takes the pods first: their Job fails before it goes.
+                    gone = self._gone_reason(name)(result.failed[0])
+                    if gone:
+                        raise PhaseGone(gone)
                 if result.failed or result.timed_out:
                     # Read why before stopping: a suspended Job's pods are deleted.
                     failure = writer.diagnose(self.dyn, result, req.timeout)
@@ -283,6 +288,17 @@ class PhaseRunner:
             return None
         pods = getattr(result, "pods", {}).get(("Job", planned.rendered.name), [])
         return backup_step.taken_source(planned, pods)
+
+    def _gone_reason(self, name: str) -> Any:
+        """What on_gone asks when an object the phase waits for is deleted
+        under it: whether the Phase, or its namespace, is being deleted (a
+        namespace deletion takes the Jobs first or the Phase first, in no set
+        order). Then nothing is left to wait for, nor to record the outcome
+        on; else the wait goes on (a Job deleted by hand fails or times out as
+        before)."""
+        from ansible_collections.lcm.openstack.plugins.module_utils.phase.gone import reason  # pylint: disable=import-outside-toplevel
+
+        return lambda key: reason(self.dyn, self.phases, self.req.namespace, name, key)
 
     # -- Phase objects -----------------------------------------------------
     def _phase_resource(self) -> Any:

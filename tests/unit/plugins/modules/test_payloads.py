@@ -103,9 +103,11 @@ def test_a_module_does_not_ship_the_other_modules_engines(module: str, not_shipp
 # namespace made at its start: one module run fewer).
 # The four that wait (helm_release, phase, service_lifecycle, traffic) rose by 7.5 kB for their
 # live progress lines (progress/emitter.py and lines.py), imported only when a run waits.
+# phase and traffic rose by 4.4 kB for phase/gone.py and the waiter asking it when a target is
+# deleted (a namespace deleted under a phase ends it at once), helm_release by 1.2 kB (the waiter).
 PAYLOAD_BUDGET = {
-    "helm_release": 226_000, "helm_release_info": 91_000, "phase": 459_000, "phase_info": 90_000,
-    "service_lifecycle": 272_000, "site_plan": 107_000, "traffic": 531_000, "update_status": 183_000,
+    "helm_release": 227_000, "helm_release_info": 91_000, "phase": 464_000, "phase_info": 90_000,
+    "service_lifecycle": 272_000, "site_plan": 107_000, "traffic": 536_000, "update_status": 183_000,
 }
 
 

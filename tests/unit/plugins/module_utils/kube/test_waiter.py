@@ -82,3 +82,43 @@ def test_a_change_waiting_to_be_written_wakes_the_loop_when_due(monkeypatch) -> 
     assert not result.timed_out and result.states[("Job", "db-sync")].state == "Current"
     assert writer.flushes == 1 and seen["watch"].stopped
     assert [c[("Job", "db-sync")] for c in writer.changes] == ["InProgress", "Current"]
+
+
+def _deleted_under_the_wait(monkeypatch, answer):
+    """A Job listed, then deleted; on_gone answers `answer`. What wait_for did, and what it was asked."""
+    import pytest
+
+    from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseGone
+    from ansible_collections.lcm.openstack.plugins.module_utils.kube import waiter
+    from ansible_collections.lcm.openstack.plugins.module_utils.kube.tracker import Target
+
+    watches = []
+
+    def start(_dyn, _ns, _targets, _selector, events):
+        watch = _Watch()
+        watches.append(watch)
+        events.put(("LIST", watch, [_raw_job("db-sync", "11")]))
+        events.put(("DELETED", watch, [_raw_job("db-sync", "12")]))
+        return [watch]
+    monkeypatch.setattr(waiter, "_start_watches", start)
+    asked = []
+
+    def on_gone(key):
+        asked.append(key)
+        return answer
+    if answer:
+        with pytest.raises(PhaseGone, match=answer):
+            waiter.wait_for(None, "ns", [Target("batch/v1", "Job", "db-sync")], "phase=x", timeout=5, on_gone=on_gone)
+        return None, asked, watches
+    result = waiter.wait_for(None, "ns", [Target("batch/v1", "Job", "db-sync")], "phase=x", timeout=0.2, on_gone=on_gone)
+    return result, asked, watches
+
+
+def test_a_target_deleted_with_its_phase_ends_the_wait_at_once(monkeypatch) -> None:
+    result, asked, watches = _deleted_under_the_wait(monkeypatch, "namespace ns is being deleted")
+    assert result is None and asked == [("Job", "db-sync")] and watches[0].stopped
+
+
+def test_a_target_deleted_by_hand_leaves_the_wait_to_its_timeout(monkeypatch) -> None:
+    result, asked, watches = _deleted_under_the_wait(monkeypatch, None)
+    assert result.timed_out and asked == [("Job", "db-sync")] and watches[0].stopped

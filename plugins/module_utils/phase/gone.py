@@ -1,0 +1,39 @@
+# Copyright: lcm.openstack contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Whether a running phase has lost its reason to wait: its Phase, or its
+namespace, deleted under it.
+
+Asked only when an object the phase waits for is deleted (kube/waiter.py's
+on_gone): two reads at that moment, no polling. Without it, a namespace
+deleted while a phase waits left the module waiting out its timeout, its
+Lease renewals failing, with nothing left to record an outcome on.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Tuple
+
+from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import ApiException, NotFoundError
+
+
+def reason(dyn: Any, phases: Any, namespace: str, name: str, key: Tuple[str, str]) -> Optional[str]:
+    """Why the wait is over (the Phase or the namespace deleted), or None to go on."""
+    what = f"{key[0]} {key[1]}"
+    try:
+        phase = phases.get(name=name, namespace=namespace).to_dict()
+    except NotFoundError:
+        return f"the Phase {name} was deleted while it waited ({what} was deleted too); nothing is left to wait for"
+    except ApiException:
+        phase = None  # not told: the namespace may say
+    if phase is not None and (phase.get("metadata") or {}).get("deletionTimestamp"):
+        return f"the Phase {name} is being deleted while it waited ({what} was deleted); nothing is left to wait for"
+    try:
+        ns = dyn.resources.get(api_version="v1", kind="Namespace").get(name=namespace).to_dict()
+    except NotFoundError:
+        return f"namespace {namespace} was deleted while the phase {name} waited; nothing is left to wait for"
+    except ApiException:
+        return None  # credentials that may not read namespaces: go on, as before
+    if (ns.get("metadata") or {}).get("deletionTimestamp") or (ns.get("status") or {}).get("phase") == "Terminating":
+        return (f"namespace {namespace} is being deleted while the phase {name} waited ({what} was deleted); "
+                "nothing is left to wait for")
+    return None
