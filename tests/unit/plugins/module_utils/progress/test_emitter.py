@@ -24,11 +24,17 @@ def test_one_emitter_a_channel_however_many_parts_speak(tmp_path: Path) -> None:
     assert emitter(env) is not emitter({})
 
 
-def test_a_line_is_one_json_object_with_its_level_and_whitespace_folded(tmp_path: Path) -> None:
-    path = str(tmp_path / "s")
+def _listening(path: str) -> socket.socket:
+    """The controller's end of the channel, as a bare listening socket."""
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(path)
     server.listen(1)
+    return server
+
+
+def test_a_line_is_one_json_object_with_its_level_and_whitespace_folded(tmp_path: Path) -> None:
+    path = str(tmp_path / "s")
+    server = _listening(path)
     sender = Emitter(path)
     sender.say("Job a  InProgress:\n0/1 succeeded")
     sender.say("ConfigMap b Current", DETAIL)
@@ -57,9 +63,7 @@ def test_a_channel_nobody_listens_on_turns_it_off_without_an_error(tmp_path: Pat
 
 def test_a_listener_that_went_away_turns_it_off(tmp_path: Path) -> None:
     path = str(tmp_path / "s")
-    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    server.bind(path)
-    server.listen(1)
+    server = _listening(path)
     sender = Emitter(path)
     sender.say("first")
     conn = server.accept()[0]
