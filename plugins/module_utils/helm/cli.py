@@ -20,7 +20,7 @@ import tempfile
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common import transient
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import yaml
@@ -124,12 +124,11 @@ class Helm:
     @property
     def version(self) -> str:
         if self._version is None:
-            key = _identity(self.binary)
-            self._version = _VERSIONS.get(key) if key else None
-            if self._version is None:
-                self._version = self.run(["version", "--template", "{{.Version}}"]).stdout.strip()
-                if key:
-                    _VERSIONS[key] = self._version
+            # Imported here: the phase module starts with no more modules than kubernetes.core.k8s.
+            from ansible_collections.lcm.openstack.plugins.module_utils.helm import versions  # pylint: disable=import-outside-toplevel
+
+            self._version = versions.version_of(
+                self.binary, lambda: self.run(["version", "--template", "{{.Version}}"]).stdout.strip())
         return self._version
 
     @property
@@ -232,21 +231,6 @@ def merge_values(base: Mapping[str, Any], over: Mapping[str, Any]) -> Dict[str, 
         else:
             out[key] = copy.deepcopy(value)
     return out
-
-
-# Each binary's version, asked once per process. The key is the file as it
-# is now: a binary replaced (another inode, size or time) is asked again.
-_VERSIONS: Dict[Tuple[Any, ...], str] = {}
-
-
-def _identity(binary: str) -> Optional[Tuple[Any, ...]]:
-    """The binary's file (None for a bare name, which PATH resolves, or a file not there)."""
-    try:
-        path = os.path.realpath(binary) if os.sep in binary else None
-        st = os.stat(path) if path else None
-    except OSError:
-        return None
-    return (path, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns) if st else None
 
 
 def _parse_version(version: str) -> tuple:
