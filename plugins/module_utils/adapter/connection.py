@@ -17,8 +17,6 @@ import functools
 import os
 from typing import Any, Callable, Iterator
 
-import kubernetes.client
-
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
 from ansible_collections.lcm.openstack.plugins.module_utils.common import transient
@@ -141,7 +139,11 @@ def _first_contact() -> Iterator[None]:
     kubernetes.core's get_api_client, and its construction is the contact.
     Restored when the construction ends; a module constructs its clients one
     at a time, on its one thread."""
-    api_class = kubernetes.client.ApiClient
+    # Imported here: the module loads without the library (ansible-test's
+    # import test), and says it is missing when a client is made.
+    from kubernetes.client import ApiClient  # pylint: disable=import-outside-toplevel
+
+    api_class = ApiClient
     original = api_class.call_api
 
     def call_api(self: Any, *args: Any, **kwargs: Any) -> Any:
