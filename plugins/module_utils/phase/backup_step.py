@@ -131,3 +131,20 @@ def _one_database(rendered: Sequence[Rendered], phase_type: str) -> str:
         raise PhaseError(f"the service uses the databases {', '.join(names)}: name the one to back up and "
                          f"restore in {phase_type}.backup.database")
     return names[0]
+
+
+def takes_backup(phase_type: str, backup_ref: Optional[str], wave: Sequence[Rendered]) -> bool:
+    """The wave holds the upgrade's backup Job: the chart's or one made from the CronJob."""
+    template = DATABASE_JOBS["upgrade"][1]
+    return phase_type == "upgrade" and bool(backup_ref) and any(
+        o.source == template or is_step(o, "backup") for o in wave)
+
+
+def source_of(planned: Optional[Any], wave: Sequence[Rendered], result: Any) -> Optional[Dict[str, str]]:
+    """What status.backupSource records: the CronJob the backup Job of the
+    wave was made from (`planned`, the phase's CronJob step; none for the
+    chart's own job-db-backup)."""
+    if planned is None or planned.step != "backup" or not any(o is planned.rendered for o in wave):
+        return None
+    pods = getattr(result, "pods", {}).get(("Job", planned.rendered.name), [])
+    return taken_source(planned, pods)

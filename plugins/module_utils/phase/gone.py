@@ -11,7 +11,7 @@ Lease renewals failing, with nothing left to record an outcome on.
 
 from __future__ import annotations
 
-from typing import Any, Optional, Tuple
+from typing import Any, Callable, Optional, Tuple
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import ApiException, NotFoundError
 
@@ -37,3 +37,13 @@ def reason(dyn: Any, phases: Any, namespace: str, name: str, key: Tuple[str, str
         return (f"namespace {namespace} is being deleted while the phase {name} waited ({what} was deleted); "
                 "nothing is left to wait for")
     return None
+
+
+def asker(dyn: Any, phases: Any, namespace: str, name: str) -> Callable[[Tuple[str, str]], Optional[str]]:
+    """What kube/waiter.py's on_gone asks when an object the phase waits for
+    is deleted under it (or fails: a namespace deletion takes the pods
+    first). A namespace deletion takes the Jobs first or the Phase first, in
+    no set order; either way nothing is left to wait for, nor to record the
+    outcome on. Else the wait goes on (a Job deleted by hand fails or times
+    out as before)."""
+    return lambda key: reason(dyn, phases, namespace, name, key)

@@ -13,7 +13,6 @@ objects are validated with a server-side dry run before the Phase exists.
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import time
 from typing import Any, Dict, List, Mapping, Optional
@@ -25,14 +24,13 @@ from ansible_collections.lcm.openstack.plugins.module_utils.phase import (
     backup_step, dependencies, ownership, record as phase_record, resume, selection, steps,
 )
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.apply import Applied, Applier, actions
-from ansible_collections.lcm.openstack.plugins.module_utils.phase.ownership import helm_release_of, owner_reference, placeholder_owner
+from ansible_collections.lcm.openstack.plugins.module_utils.phase.ownership import owner_reference, placeholder_owner
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.crd import lcm_resource
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError, PhaseFailed, PhaseGone, api_error
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.cli import Helm, find_helm, merge_values
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.record import Lifecycle
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import (
-    FAILED, LABEL_PHASE, LABEL_SERVICE, LABEL_SPEC_HASH, LABEL_TYPE, PENDING,
-    DATABASE_JOBS, PHASE_KIND, RELEASE_WORKLOADS, RUNNING, SUCCEEDED, WORKLOAD_KINDS,
+    FAILED, LABEL_PHASE, LABEL_SERVICE, LABEL_SPEC_HASH, LABEL_TYPE, PENDING, PHASE_KIND, RUNNING, SUCCEEDED,
 )
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.status import StatusWriter
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.summary import summary
@@ -156,24 +154,12 @@ class PhaseRunner:
         if self.cronjob_step is not None:
             chosen = backup_step.joined(chosen, self.cronjob_step.rendered)
         if src.mode == "templates" and src.templates is None:
-            chosen += self._release_workloads(rendered)
+            from ansible_collections.lcm.openstack.plugins.module_utils.phase import release_workloads  # pylint: disable=import-outside-toplevel
+
+            chosen += release_workloads.release_workloads(self.dyn, self.req.namespace, self.req.type,
+                                                          self.req.release, self.deployed, rendered)
         self.redactor.add_objects(o.obj for o in chosen)
         return chosen
-
-    def _release_workloads(self, rendered: List[render.Rendered]) -> List[render.Rendered]:
-        """The workloads of RELEASE_WORKLOADS that the release runs, as a last wave."""
-        globs = RELEASE_WORKLOADS.get(self.req.type, ())
-        if not globs or self.deployed is None:
-            return []
-        reader = Applier(self.dyn, self.req.namespace, dry_run=True)
-        out = []
-        for r in rendered:
-            if r.kind in WORKLOAD_KINDS and any(fnmatch.fnmatchcase(r.source, g) for g in globs):
-                live = reader.get(r.obj["apiVersion"], r.kind, r.name)
-                if live is not None and helm_release_of(live) == self.req.release:
-                    r.wave = selection.LAST_WAVE
-                    out.append(r)
-        return out
 
     def _deployed(self) -> Optional[release_storage.Deployed]:
         """The release's deployed revision, from where Helm keeps it (helm/storage.py)."""
@@ -223,6 +209,9 @@ class PhaseRunner:
 
         def details() -> Dict[str, Any]:
             return {"changed": True, "phase": summary(writer.phase), "objects_applied": actions(applied)}
+        # Imported here: only a run that waits asks it (phase/gone.py).
+        from ansible_collections.lcm.openstack.plugins.module_utils.phase.gone import asker  # pylint: disable=import-outside-toplevel
+        gone_reason = asker(self.dyn, self.phases, req.namespace, name)
         with phase_record.recorded(self.dyn, writer, lifecycle, details, self.warnings):
             applier = Applier(self.dyn, req.namespace, users=self.users, earlier=earlier)
             owner = owner_reference(writer.phase)
@@ -240,14 +229,14 @@ class PhaseRunner:
                            for a in applied[-len(wave):]]
                 result = wait_for(self.dyn, req.namespace, targets, f"{LABEL_PHASE}={name}",
                                   max(1.0, deadline - time.monotonic()), on_change=changed if lines.on else writer.progress,
-                                  policy=req.failure_policy, pending=writer, on_gone=self._gone_reason(name))
+                                  policy=req.failure_policy, pending=writer, on_gone=gone_reason)
                 writer.record(result)
                 lines.ended(result.states, result.timed_out)
-                if not (result.failed or result.timed_out) and _takes_backup(req, wave):
-                    writer.backup_taken(req.backup_ref, self._backup_source(wave, result))
+                if not (result.failed or result.timed_out) and backup_step.takes_backup(req.type, req.backup_ref, wave):
+                    writer.backup_taken(req.backup_ref, backup_step.source_of(self.cronjob_step, wave, result))
                 if result.failed:
                     # A namespace being deleted takes the pods first: their Job fails before it goes.
-                    gone = self._gone_reason(name)(result.failed[0])
+                    gone = gone_reason(result.failed[0])
                     if gone:
                         raise PhaseGone(gone)
                 if result.failed or result.timed_out:
@@ -280,26 +269,6 @@ class PhaseRunner:
                                            "spec_hash": body["metadata"]["labels"][LABEL_SPEC_HASH]},
                 "objects_applied": actions(applied), "diffs": applied}
 
-    def _backup_source(self, wave: List[render.Rendered], result: Any) -> Optional[Dict[str, str]]:
-        """What status.backupSource records: the CronJob the backup Job of
-        this wave was made from (none for the chart's own job-db-backup)."""
-        planned = self.cronjob_step
-        if planned is None or planned.step != "backup" or not any(o is planned.rendered for o in wave):
-            return None
-        pods = getattr(result, "pods", {}).get(("Job", planned.rendered.name), [])
-        return backup_step.taken_source(planned, pods)
-
-    def _gone_reason(self, name: str) -> Any:
-        """What on_gone asks when an object the phase waits for is deleted
-        under it: whether the Phase, or its namespace, is being deleted (a
-        namespace deletion takes the Jobs first or the Phase first, in no set
-        order). Then nothing is left to wait for, nor to record the outcome
-        on; else the wait goes on (a Job deleted by hand fails or times out as
-        before)."""
-        from ansible_collections.lcm.openstack.plugins.module_utils.phase.gone import reason  # pylint: disable=import-outside-toplevel
-
-        return lambda key: reason(self.dyn, self.phases, self.req.namespace, name, key)
-
     # -- Phase objects -----------------------------------------------------
     def _phase_resource(self) -> Any:
         return lcm_resource(self.dyn, PHASE_KIND)
@@ -325,10 +294,3 @@ class PhaseRunner:
         delete_and_wait(self.dyn, self.phases, name, self.req.namespace, "Foreground", timeout,
                         hint="its objects may carry finalizers (kubectl get all -l "
                              f"{LABEL_PHASE}={name} -n {self.req.namespace})")
-
-
-def _takes_backup(req: PhaseRequest, wave: List[render.Rendered]) -> bool:
-    """The wave holds the upgrade's backup Job: the chart's or one made from the CronJob."""
-    template = DATABASE_JOBS["upgrade"][1]
-    return req.type == "upgrade" and bool(req.backup_ref) and any(
-        o.source == template or backup_step.is_step(o, "backup") for o in wave)

@@ -21,12 +21,10 @@ status.counts.total: the list is whole from the first wave's start on."""
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common import transient
-from ansible_collections.lcm.openstack.plugins.module_utils.kube import diagnose
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import DynamicApiError
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import api_error
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import FAILED, RUNNING, SUCCEEDED
@@ -38,22 +36,14 @@ from ansible_collections.lcm.openstack.plugins.module_utils.helm.render import R
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.selection import waves
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.stop import describe
 
+if TYPE_CHECKING:  # pragma: no cover
+    from ansible_collections.lcm.openstack.plugins.module_utils.phase.diagnosis import Failure
+
 Key = Tuple[str, str]
 # The longest ownership reason kept per object.
 REASON_LIMIT = 256
 # Seconds between two writes of the changes seen while waiting.
 INTERVAL = 0.5
-
-
-@dataclass(frozen=True)
-class Failure:
-    """Why a phase failed, read from the cluster before its Jobs are stopped
-    (stopping a Job deletes the pods whose exit it quotes)."""
-
-    failed_object: Optional[str]
-    reason: str
-    message: str
-    tail: str = ""
 
 
 class StatusWriter:
@@ -203,31 +193,22 @@ class StatusWriter:
         self._end({"state": SUCCEEDED, "completedAt": now(), "message": message,
                    "conditions": [_condition("Ready", "True", "Succeeded", message)]})
 
-    def diagnose(self, dyn: Any, result: Any, timeout: float) -> Failure:
-        """The failed object (or, on a timeout, every one not ready) and why."""
-        namespace = self.phase["metadata"]["namespace"]
-        pods = getattr(result, "pods", {})
-        if result.failed:
-            key = result.failed[0]
-            state = result.states[key]
-            message = diagnose.why(dyn, namespace, key, state, result.objects.get(key), pods.get(key))
-            tail = diagnose.log_tail(dyn, namespace, result.objects[key], pods.get(key)) \
-                if key in result.objects else ""
-            return Failure(f"{key[0]}/{key[1]}", state.reason or "Failed",
-                           f"{key[0]} {key[1]} failed: {message.split(': ', 1)[-1]}", tail)
-        pending = [k for k in self.order if k in result.states and not result.states[k].terminal]
-        lines = [diagnose.why(dyn, namespace, k, result.states[k], result.objects.get(k), pods.get(k))
-                 for k in pending]
-        return Failure(f"{pending[0][0]}/{pending[0][1]}", "Timeout",
-                       f"timed out after {timeout:.0f}s waiting for: " + "; ".join(lines))
+    def diagnose(self, dyn: Any, result: Any, timeout: float) -> "Failure":
+        """The failed object (or, on a timeout, every one not ready) and why (phase/diagnosis.py)."""
+        # Imported here, as the status entries are: only a failed run reads why.
+        from ansible_collections.lcm.openstack.plugins.module_utils.phase import diagnosis  # pylint: disable=import-outside-toplevel
 
-    def fail(self, failure: Failure, stopped: Sequence[Dict[str, Any]] = ()) -> None:
+        return diagnosis.diagnose(dyn, self.phase["metadata"]["namespace"], self.order, result, timeout)
+
+    def fail(self, failure: "Failure", stopped: Sequence[Dict[str, Any]] = ()) -> None:
         """Failed, with the Jobs that were stopped because of it."""
         said = describe(list(stopped))
         self._failed(failure.failed_object, failure.reason,
                      f"{failure.message} ({said})" if said else failure.message, failure.tail, stopped)
 
     def fail_with(self, exc: Exception, stopped: Sequence[Dict[str, Any]] = ()) -> None:
+        from ansible_collections.lcm.openstack.plugins.module_utils.phase.diagnosis import Failure  # pylint: disable=import-outside-toplevel
+
         self.fail(Failure(None, "Error", str(exc)), stopped)
 
     def note(self, message: str) -> None:

@@ -107,9 +107,11 @@ def test_a_module_does_not_ship_the_other_modules_engines(module: str, not_shipp
 # deleted (a namespace deleted under a phase ends it at once), helm_release by 1.2 kB (the waiter).
 # The four that run Helm by 2.4 kB for helm/versions.py: Helm's version remembered across runs
 # (one helm process fewer a call).
+# phase and traffic by 3 kB for phase/diagnosis.py and phase/release_workloads.py, split out of
+# status.py and runner.py (each back under 300 lines), their docstrings and imports.
 PAYLOAD_BUDGET = {
-    "helm_release": 230_000, "helm_release_info": 93_000, "phase": 466_000, "phase_info": 90_000,
-    "service_lifecycle": 272_000, "site_plan": 107_000, "traffic": 538_000, "update_status": 183_000,
+    "helm_release": 230_000, "helm_release_info": 93_000, "phase": 469_000, "phase_info": 90_000,
+    "service_lifecycle": 272_000, "site_plan": 107_000, "traffic": 541_000, "update_status": 183_000,
 }
 
 

@@ -15,7 +15,8 @@ from kubernetes.dynamic.exceptions import UnprocessibleEntityError
 
 from ansible_collections.lcm.openstack.plugins.module_utils.phase import status as status_module
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.entries import BUDGET
-from ansible_collections.lcm.openstack.plugins.module_utils.phase.status import INTERVAL, Failure, StatusWriter
+from ansible_collections.lcm.openstack.plugins.module_utils.phase.diagnosis import Failure
+from ansible_collections.lcm.openstack.plugins.module_utils.phase.status import INTERVAL, StatusWriter
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.summary import summary
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.readiness import Readiness
 from ansible_collections.lcm.openstack.plugins.module_utils.common.redact import Redactor
