@@ -127,9 +127,11 @@ class Helm:
             # Imported here: the phase module starts with no more modules than kubernetes.core.k8s.
             from ansible_collections.lcm.openstack.plugins.module_utils.helm import versions  # pylint: disable=import-outside-toplevel
 
-            self._version = versions.version_of(
-                self.binary, lambda: self.run(["version", "--template", "{{.Version}}"]).stdout.strip())
+            self._version = versions.version_of(self.binary, self._asked_version)
         return self._version
+
+    def _asked_version(self) -> str:
+        return self.run(["version", "--template", "{{.Version}}"]).stdout.strip()
 
     @property
     def major(self) -> int:
