@@ -16,7 +16,7 @@ import pytest
 from kubernetes import dynamic
 from kubernetes.dynamic.exceptions import NotFoundError
 
-from support.ansible import ROOT
+from support.ansible import PLAIN_TEXT, ROOT
 
 BIN = Path(sys.executable).parent
 CHART = str(ROOT / "examples" / "charts" / "keystone")
@@ -24,11 +24,8 @@ GROUP = "lifecycle.openstack.org/v1alpha1"
 
 
 def _playbook(kubeconfig: str, playbook: str, **variables: Any) -> subprocess.CompletedProcess:
-    # The default stdout callback as a user gets it, whatever `make test` sets
-    # (ANSIBLE_FORCE_COLOR, a yaml result format): the lines are read as text.
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(ROOT / "build" / "collections"), KUBECONFIG=kubeconfig,
-               K8S_AUTH_KUBECONFIG=kubeconfig, ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0",
-               ANSIBLE_CALLBACK_RESULT_FORMAT="json", ANSIBLE_STDOUT_CALLBACK="default")
+               K8S_AUTH_KUBECONFIG=kubeconfig, **PLAIN_TEXT)
     return subprocess.run([str(BIN / "ansible-playbook"), "-i", str(ROOT / "examples" / "inventory.yml"),
                            str(ROOT / "playbooks" / playbook), "-e", json.dumps(variables)],
                           env=env, capture_output=True, text=True, timeout=300, check=False)

@@ -14,7 +14,7 @@ from typing import Any, Dict, List, Optional
 import pytest
 import yaml
 
-from support.ansible import BIN, ROOT
+from support.ansible import BIN, PLAIN_TEXT, ROOT
 
 PASSWORD = "Zq8-progress-pw-4471"
 CONFIG = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "svc-etc"}, "data": {"svc.conf": "debug = false"}}
@@ -41,8 +41,7 @@ def install(namespace: str, manifests: List[Dict[str, Any]]) -> List[Dict[str, A
 def environment(kubeconfig: str) -> Dict[str, str]:
     return {
         "ANSIBLE_COLLECTIONS_PATH": str(ROOT / "build" / "collections"),
-        "ANSIBLE_STDOUT_CALLBACK": "ansible.builtin.default",
-        "ANSIBLE_NOCOLOR": "1",
+        **PLAIN_TEXT,
         "ANSIBLE_LOCALHOST_WARNING": "false",
         "ANSIBLE_INVENTORY_UNPARSED_WARNING": "false",
         "K8S_AUTH_KUBECONFIG": kubeconfig,

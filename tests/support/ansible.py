@@ -16,6 +16,11 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 from support.paths import ROOT
 
 BIN = Path(sys.executable).parent
+# The default stdout callback's plain text, as a test reads it, whatever the
+# caller's environment sets (`make test` exports ANSIBLE_FORCE_COLOR and a
+# yaml result format; FORCE_COLOR wins over NOCOLOR).
+PLAIN_TEXT = {"ANSIBLE_NOCOLOR": "1", "ANSIBLE_FORCE_COLOR": "0", "ANSIBLE_CALLBACK_RESULT_FORMAT": "json",
+              "ANSIBLE_STDOUT_CALLBACK": "ansible.builtin.default"}
 
 
 def module_command(module: str, args: Mapping[str, Any], kubeconfig: Optional[str] = None,
