@@ -24,11 +24,10 @@ import os
 from typing import Any, Dict, Optional
 
 from ansible import constants as C
-from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
-from ansible.utils.vars import merge_hash
 from ansible_collections.lcm.openstack.plugins.module_utils.progress.channel import Channel
 from ansible_collections.lcm.openstack.plugins.module_utils.progress.emitter import ENV
+from ansible_collections.lcm.openstack.plugins.plugin_utils.module_action import ModuleAction
 
 display = Display()
 # Stdout callbacks whose output is a document: the lines go to stderr beside them.
@@ -36,34 +35,23 @@ DOCUMENT_CALLBACKS = ("json", "jsonl")
 SWITCH = "LCM_PROGRESS"
 
 
-class ProgressAction(ActionBase):
+class ProgressAction(ModuleAction):
     """Run the module of the task; show its progress lines while it runs."""
-
-    _supports_check_mode = True
-    _supports_async = True
 
     _progress_path: Optional[str] = None
 
-    def run(self, tmp: Any = None, task_vars: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
-        result = super().run(tmp, task_vars)
-        del tmp  # tmp no longer has any effect
-        wrap_async = bool(self._task.async_val) and not self._connection.has_native_async
+    def _run_module(self, task_vars: Optional[Dict[str, Any]], wrap_async: bool) -> Dict[str, Any]:
         if wrap_async or getattr(self._connection, "transport", "") != "local" or \
                 os.environ.get(SWITCH, "").lower() in ("off", "0", "false", "no"):
-            out = self._execute_module(task_vars=task_vars, wrap_async=wrap_async)
-        else:
-            host = (task_vars or {}).get("inventory_hostname") or self._play_context.remote_addr or "localhost"
-            stderr = _document_callback()
-            with Channel(lambda text, level: _show(host, text, level, stderr)) as path:
-                self._progress_path = path
-                try:
-                    out = self._execute_module(task_vars=task_vars)
-                finally:
-                    self._progress_path = None
-        result = merge_hash(result, out)
-        if not wrap_async:
-            self._remove_tmp_path(self._connection._shell.tmpdir)
-        return result
+            return super()._run_module(task_vars, wrap_async)
+        host = (task_vars or {}).get("inventory_hostname") or self._play_context.remote_addr or "localhost"
+        stderr = _document_callback()
+        with Channel(lambda text, level: _show(host, text, level, stderr)) as path:
+            self._progress_path = path
+            try:
+                return self._execute_module(task_vars=task_vars)
+            finally:
+                self._progress_path = None
 
     def _compute_environment_string(self, raw_environment_out: Optional[Dict[str, Any]] = None) -> str:
         """The task's environment, and the channel's path while the module runs."""

@@ -18,8 +18,9 @@ from support.paths import ROOT
 
 # A module that an action plugin of the same name runs on the controller
 # carries only the documentation (as ansible.builtin.set_fact does): it has no
-# main(). The modules that wait have an action plugin too, which runs them as
-# modules and shows their progress (plugin_utils/progress_action.py).
+# main(). Every other module has an action plugin too, which runs it as a
+# module (plugin_utils/module_action.py); the ones that wait show their
+# progress (plugin_utils/progress_action.py).
 ACTIONS = sorted(p.stem for p in (ROOT / "plugins" / "action").glob("*.py") if p.stem != "__init__")
 CONTROLLER_ONLY = sorted(a for a in ACTIONS if "def main(" not in (ROOT / "plugins" / "modules" / f"{a}.py").read_text())
 MODULES = sorted(p.stem for p in (ROOT / "plugins" / "modules").glob("*.py")
@@ -32,7 +33,9 @@ def _module(name: str) -> ModuleType:
 
 def test_every_module_is_here() -> None:
     assert CONTROLLER_ONLY == ["flow_inputs"]
-    assert sorted(set(ACTIONS) - set(CONTROLLER_ONLY)) == ["helm_release", "phase", "service_lifecycle", "traffic"]
+    assert sorted(set(ACTIONS) - set(CONTROLLER_ONLY)) == MODULES
+    waits = sorted(a for a in ACTIONS if "ProgressAction" in (ROOT / "plugins" / "action" / f"{a}.py").read_text())
+    assert waits == ["helm_release", "phase", "service_lifecycle", "traffic"]
     assert MODULES == ["helm_release", "helm_release_info", "phase", "phase_info", "service_lifecycle", "site_plan", "traffic",
                        "update_status"]
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Tuple
 
 import pytest
+from ansible.plugins.action import ActionBase
 
 from ansible_collections.lcm.openstack.plugins.module_utils.progress.emitter import ENV
 from ansible_collections.lcm.openstack.plugins.plugin_utils import progress_action
@@ -59,7 +60,7 @@ def test_the_module_finds_the_channel_in_its_environment_beside_the_tasks(monkey
         if isinstance(raw_environment_out, dict):
             raw_environment_out.update({"HTTPS_PROXY": "http://proxy:3128"})
         return "HTTPS_PROXY=http://proxy:3128"
-    monkeypatch.setattr(progress_action.ActionBase, "_compute_environment_string", task_environment)
+    monkeypatch.setattr(ActionBase, "_compute_environment_string", task_environment)
     action = progress_action.ProgressAction.__new__(progress_action.ProgressAction)
     action._connection = FakeConnection()
     raw: Dict[str, str] = {}
