@@ -4,11 +4,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Dict, List
 
 from ansible_collections.lcm.openstack.plugins.module_utils.kube import lease_renewer, namespace_ensure
-from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle import flow, flow_lease, runner
-from ansible_collections.lcm.openstack.plugins.module_utils.adapter.common import given
+from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle import flow, flow_end, flow_lease, runner
+from ansible_collections.lcm.openstack.plugins.module_utils.adapter.common import given, warn
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.connection import client, reported
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.record import Lifecycle
@@ -26,47 +26,59 @@ def run_service_lifecycle(module: Any) -> None:
         **given(p, "depends_on", "lifecycle_state", "require_dependencies", "dependency_timeout",
                 "dependencies_since", "site", "removed_with"),
         **given(f, "planned", "target_version", "from_revision", "result"))
-    lease = None if module.check_mode or req.flow_action not in ("start", "end") else \
-        flow_lease.FlowLease(dyn, req.namespace, req.service, flow_lease.holder_identity())
-    made = None
+    warnings: List[str] = []
     try:
-        # Before the Lease, which lives in the namespace.
-        if p.get("create_namespace") and req.flow_action == "start":
-            made = namespace_ensure.ensure(dyn, req.namespace, module.check_mode)
-        taken = lease.acquire(req.flow or "") if lease and req.flow_action == "start" else None
-        # A wait for the dependencies may outlast the Lease's 60 s: renewed from the start.
-        renewing = bool(taken) and req.require_dependencies and req.dependency_timeout > 0
-        if renewing:
-            lease_renewer.keep_renewed(dyn, lease)
-        if taken and taken.action == "took-over":
-            req.took_over = taken.message
-        try:
-            result = runner.run(Lifecycle(dyn, req.namespace, req.service, req.release), req, module.check_mode)
-        except PhaseError:
-            if taken:  # the flow did not start: nothing holds the service
-                _give_back(lease)
-            raise
-        if taken:
-            result["lease"] = taken.message
-            if not renewing:
-                lease_renewer.keep_renewed(dyn, lease)
-        elif lease and req.flow_action == "end":
-            result["lease"] = "released" if lease.release() else "not held by this run"
+        if req.flow_action == "end":  # as lcm.openstack.traffic's end_flow ends it
+            result = flow_end.end(dyn, req, module.check_mode, warnings)
+        else:
+            result = _start_or_set(module, dyn, req, warnings)
     except PhaseError as exc:
+        warn(module, warnings)
         module.fail_json(msg=str(exc))
-    if made is not None:
-        result["namespace"] = made
-        result["changed"] = result["changed"] or made == namespace_ensure.CREATED
-    if result["changed"] and not module.check_mode:
-        # The UpdateStatus follows the record, as after a phase (phase/record.py):
-        # a flow's start and end, a service Removed or Failed show at once.
-        warning = refresh(dyn)
-        if warning:
-            module.warn(warning)
+    warn(module, warnings)
     diff = result.pop("diff")
     if module._diff:
         result["diff"] = diff
     module.exit_json(**result)
+
+
+def _start_or_set(module: Any, dyn: Any, req: flow.LifecycleRequest, warnings: List[str]) -> Dict[str, Any]:
+    """A flow's start (its Lease taken first), or the record's dependencies or state set."""
+    p = module.params
+    lease = None if module.check_mode or req.flow_action != "start" else \
+        flow_lease.FlowLease(dyn, req.namespace, req.service, flow_lease.holder_identity())
+    made = None
+    # Before the Lease, which lives in the namespace.
+    if p.get("create_namespace") and req.flow_action == "start":
+        made = namespace_ensure.ensure(dyn, req.namespace, module.check_mode)
+    taken = lease.acquire(req.flow or "") if lease else None
+    # A wait for the dependencies may outlast the Lease's 60 s: renewed from the start.
+    renewing = bool(taken) and req.require_dependencies and req.dependency_timeout > 0
+    if renewing:
+        lease_renewer.keep_renewed(dyn, lease)
+    if taken and taken.action == "took-over":
+        req.took_over = taken.message
+    try:
+        result = runner.run(Lifecycle(dyn, req.namespace, req.service, req.release), req, module.check_mode)
+    except PhaseError:
+        if taken:  # the flow did not start: nothing holds the service
+            _give_back(lease)
+        raise
+    if taken:
+        result["lease"] = taken.message
+        if not renewing:
+            lease_renewer.keep_renewed(dyn, lease)
+    if made is not None:
+        result["namespace"] = made
+        result["changed"] = result["changed"] or made == namespace_ensure.CREATED
+    if result["changed"] and not module.check_mode:
+        # The UpdateStatus follows the record, as after a phase (phase/record.py)
+        # and a flow's end (lifecycle/flow_end.py): a flow's start, a service
+        # Removed or Failed show at once.
+        warning = refresh(dyn)
+        if warning:
+            warnings.append(warning)
+    return result
 
 
 def _give_back(lease: Any) -> None:

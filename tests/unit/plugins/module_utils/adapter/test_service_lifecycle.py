@@ -9,6 +9,7 @@ from typing import Any, Dict, List
 import pytest
 
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter import service_lifecycle as adapter
+from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle import flow_end
 from ansible_collections.lcm.openstack.plugins.modules import service_lifecycle as module
 
 
@@ -142,3 +143,17 @@ def test_a_wait_that_fails_gives_the_lease_back_even_racing_its_renewer(calls: L
         adapter.run_service_lifecycle(mod)
     assert failed.value.args[0]["msg"] == "keystone depends on mariadb (Removed)"
     assert calls == ["acquire", "renewer", "run", "release", "release"]
+
+
+def test_an_end_is_the_shared_flow_end_which_releases_the_lease_and_refreshes_once(
+        calls: List[str], seen: Dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The end lcm.openstack.traffic's end_flow makes too (lifecycle/flow_end.py): the
+    adapter adds no refresh of its own."""
+    monkeypatch.setattr(flow_end, "Lifecycle", lambda *args: None)
+    monkeypatch.setattr(flow_end, "refresh", lambda dyn: calls.append("refresh") or "")
+    mod = _run(_Module(check_mode=False, lifecycle_state="Operational",
+                       flow={"name": "greenfield", "action": "end", "planned": None, "target_version": None,
+                             "from_revision": None, "result": "Succeeded"}))
+    assert calls == ["run", "release", "refresh"] and seen["refreshed"] == 0
+    assert (seen["req"].flow_action, seen["req"].result) == ("end", "Succeeded")
+    assert mod.exited["lease"] == "released" and mod.exited["changed"] is True
