@@ -17,7 +17,9 @@ way, and every way out of it must leave a Phase that tells the truth:
   Failed saying so; if even that cannot be written (the apiserver is gone),
   it stays Running and the error says a re-run attaches to it;
 - ended (Succeeded or Failed): the ServiceLifecycle history has the outcome,
-  and the UpdateStatus is refreshed again.
+  and the UpdateStatus is refreshed again (after a success, unless the
+  caller ends the flow next in the same process and refreshes it then,
+  once for both: lifecycle/flow_end.py).
 
 Every failure leaves as PhaseFailed with `changed` true (the Phase was
 written) and the caller's details (what it applied, the Phase summary).
@@ -99,13 +101,16 @@ def _refreshed(dyn: Any, warnings: List[str]) -> None:
 
 @contextlib.contextmanager
 def recorded(dyn: Any, writer: StatusWriter, lifecycle: Lifecycle,
-             details: Callable[[], Dict[str, Any]], warnings: List[str]) -> Iterator[StatusWriter]:
+             details: Callable[[], Dict[str, Any]], warnings: List[str],
+             refresh_if_succeeded: bool = True) -> Iterator[StatusWriter]:
     """Mark the run started everywhere it shows (the ServiceLifecycle names
     the Phase, the Phase is Running, the UpdateStatus shows it once the work
     is under way), then the block does the phase's work; whatever leaves it, the record ends true
     (see the module docstring). `details` gives what a PhaseFailed carries
     besides the message, read after the failure was recorded; a refresh of
-    the UpdateStatus that failed is added to `warnings`."""
+    the UpdateStatus that failed is added to `warnings`. Without
+    `refresh_if_succeeded`, a run that succeeds leaves the end's refresh to
+    the caller (a Failed one is refreshed here: the caller goes no further)."""
     lifecycle.ensure()
     writer.start()
     lifecycle.phase_started(writer.phase)
@@ -128,9 +133,11 @@ def recorded(dyn: Any, writer: StatusWriter, lifecycle: Lifecycle,
                 raise PhaseFailed(_unexpected(dyn, writer, name, exc), **details()) from exc
     finally:
         writer.when_under_way(None)  # not under way yet: the end's refresh says it all
-        if (writer.phase.get("status") or {}).get("state") in (SUCCEEDED, FAILED):
+        state = (writer.phase.get("status") or {}).get("state")
+        if state in (SUCCEEDED, FAILED):
             lifecycle.phase_ended(writer.phase)
-            _refreshed(dyn, warnings)
+            if state == FAILED or refresh_if_succeeded:
+                _refreshed(dyn, warnings)
 
 
 def _interrupted(writer: StatusWriter, name: str, signal: str) -> str:

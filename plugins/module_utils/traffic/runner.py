@@ -79,8 +79,11 @@ def check_phase_name(release: str, parent: str, step: int) -> str:
 
 class TrafficRunner:
     def __init__(self, dyn: Any, req: TrafficRequest, check_mode: bool = False,
-                 pause: Callable[[float], None] = time.sleep) -> None:
+                 pause: Callable[[float], None] = time.sleep, flow_ends_after: bool = False) -> None:
         self.dyn, self.req, self.check_mode, self.pause = dyn, req, check_mode, pause
+        # The caller ends the flow after a successful run, in this process
+        # (lifecycle/flow_end.py), and refreshes the UpdateStatus then: once for both.
+        self.flow_ends_after = flow_ends_after
         self.redactor = Redactor()
         if req.check and req.check.url:
             password = urllib.parse.urlsplit(req.check.url).password
@@ -150,7 +153,8 @@ class TrafficRunner:
         lifecycle = Lifecycle(self.dyn, req.namespace, req.service, req.release)
         warnings: List[str] = []
         try:
-            with phase_record.recorded(self.dyn, writer, lifecycle, lambda: self._failed(result, writer), warnings):
+            with phase_record.recorded(self.dyn, writer, lifecycle, lambda: self._failed(result, writer), warnings,
+                                       refresh_if_succeeded=not self.flow_ends_after):
                 result["changed"] = True
                 try:
                     if req.backend == "service_selector":

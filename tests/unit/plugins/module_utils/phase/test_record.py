@@ -112,6 +112,22 @@ def test_the_update_status_is_refreshed_once_the_work_is_under_way_and_when_it_e
     assert lifecycle.ended == ["Succeeded"] and warnings == ["the UpdateStatus was not refreshed: 403"]
 
 
+@pytest.mark.parametrize("state, refreshed", [("Succeeded", ["under way"]), ("Failed", ["under way", "ended"])])
+def test_a_success_can_leave_the_ends_refresh_to_the_flows_end_that_follows(
+        monkeypatch: pytest.MonkeyPatch, state: str, refreshed: List[str]) -> None:
+    """A traffic rollout that ends its flow in the same process: the flow's
+    end refreshes once for both. A failure ends no flow and is refreshed here."""
+    from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus import keeper
+
+    seen: List[str] = []
+    monkeypatch.setattr(keeper, "refresh", lambda dyn: seen.append("ended" if seen else "under way") or "")
+    writer, lifecycle = _Writer(), _Lifecycle()
+    with phase_record.recorded(_NoJobs(), writer, lifecycle, dict, [], refresh_if_succeeded=False):
+        writer.decided()
+        writer.phase["status"] = {"state": state}
+    assert seen == refreshed and lifecycle.ended == [state]
+
+
 def test_an_interrupted_run_is_not_ended_and_not_refreshed_again(refreshes: List[str]) -> None:
     writer = _Writer()
 

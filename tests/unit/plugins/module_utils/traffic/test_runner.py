@@ -197,7 +197,8 @@ def _req(action: str = "rollout", **kw: Any) -> TrafficRequest:
 def run(monkeypatch: pytest.MonkeyPatch) -> Any:
     """run(req, backend, checks=[...], check_mode=False) -> (result or exception, dyn, pauses, urls checked)."""
     def go(req: TrafficRequest, backend: Any, checks: Optional[List[Optional[str]]] = None,
-           check_mode: bool = False, dyn: Optional[_Dyn] = None) -> Tuple[Any, _Dyn, List[float], List[str]]:
+           check_mode: bool = False, dyn: Optional[_Dyn] = None,
+           flow_ends_after: bool = False) -> Tuple[Any, _Dyn, List[float], List[str]]:
         dyn = dyn or _Dyn()
         pauses: List[float] = []
         urls: List[str] = []
@@ -208,7 +209,7 @@ def run(monkeypatch: pytest.MonkeyPatch) -> Any:
             return answers.pop(0) if answers else None
         monkeypatch.setattr(traffic, "backend_for", lambda _dyn, _req: backend)
         monkeypatch.setattr(traffic, "http_check", http_check)
-        runner = TrafficRunner(dyn, req, check_mode=check_mode, pause=pauses.append)
+        runner = TrafficRunner(dyn, req, check_mode=check_mode, pause=pauses.append, flow_ends_after=flow_ends_after)
         try:
             out: Any = runner.run()
         except PhaseError as exc:
@@ -247,6 +248,23 @@ def test_a_rollout_steps_pauses_and_checks_each_step(run: Any) -> None:
         messages.index("setting weight 100% (step 3/3)")
     assert _history(dyn) == [(phase["metadata"]["name"], "Succeeded")]
     assert dyn.lifecycles.objects["web"]["status"]["state"] == "Operational"
+
+
+@pytest.mark.parametrize("ends, checks, refreshes", [
+    (False, [], 2),  # under way, and ended
+    (True, [], 1),  # the end's refresh is the flow end's, in the same process
+    (True, ["503"], 2),  # a failed move ends no flow: refreshed here
+])
+def test_the_update_status_is_refreshed_at_the_end_unless_the_flows_end_follows(
+        run: Any, monkeypatch: pytest.MonkeyPatch, ends: bool, checks: List[str], refreshes: int) -> None:
+    from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus import keeper
+
+    seen: List[str] = []
+    monkeypatch.setattr(keeper, "refresh", lambda dyn: seen.append("refresh") or "")
+    req = _req(check=Check(url="http://web/"))
+    result, dyn, _pauses, _urls = run(req, _Weights(req), checks=checks, flow_ends_after=ends)
+    assert _only_phase(dyn)["status"]["state"] == ("Failed" if checks else "Succeeded")
+    assert isinstance(result, PhaseFailed) == bool(checks) and len(seen) == refreshes
 
 
 def test_without_a_check_only_the_steps_between_pause(run: Any) -> None:
