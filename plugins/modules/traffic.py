@@ -43,6 +43,11 @@ description:
   - Traffic that is already where the task asks for (the selector set and the
     EndpointSlices agreeing, or the weight at its final value) is C(changed=false),
     and no Phase is created.
+  - With O(end_flow), a move that succeeds (or finds the traffic in place) also ends
+    the service's flow, in the same process, as M(lcm.openstack.service_lifecycle)
+    with C(flow.action=end) does - the record's flow and state, the flow's Lease given
+    back, the UpdateStatus refreshed once for the move and the end. A move that fails
+    leaves the flow running.
   - Needs the CRDs that the C(lcm.openstack.crds) role installs.
 options:
   action:
@@ -213,6 +218,37 @@ options:
         Defaults to 0 for V(service_selector) and to 30 for the weight backends, which
         have no endpoints to observe.
     type: int
+  end_flow:
+    description:
+      - End the service's flow once the move succeeded, or found the traffic where it
+        should be; the flow playbooks give it to the rollout that is a flow's last step,
+        which saves them a module run.
+      - The same end as M(lcm.openstack.service_lifecycle) with C(flow.action=end),
+        O(end_flow.lifecycle_state) and O(end_flow.reason). A flow ended already with
+        the same result and reason changes nothing, so a re-run after an interruption
+        ends it again without an error.
+      - When the move fails, the flow is not ended; when the end fails, the task fails
+        with the move's message and why the end failed.
+    type: dict
+    suboptions:
+      name:
+        description: The flow, as started with M(lcm.openstack.service_lifecycle).
+        type: str
+        required: true
+        choices: [greenfield, update, rollback, remove]
+      result:
+        description: How the flow ended.
+        type: str
+        choices: [Succeeded, Failed, RolledBack]
+        default: Succeeded
+      lifecycle_state:
+        description: The state the service is left in.
+        type: str
+        choices: [Planning, Installing, Testing, Operational, Draining, Upgrading, RollingBack, Removing, Removed, Failed]
+        default: Operational
+      reason:
+        description: Why; recorded as the flow's message.
+        type: str
 requirements:
   - kubernetes >= 29.0.0
   - PyYAML >= 6.0
@@ -220,7 +256,9 @@ requirements:
 attributes:
   check_mode:
     support: full
-    details: The move is computed, and the Phase and the change are applied with a server-side dry run; the traffic does not move.
+    details:
+      - The move is computed, and the Phase and the change are applied with a server-side dry run; the traffic does not move.
+      - With O(end_flow), nothing is written and the Lease is kept; RV(lifecycle) is what the record would become.
   diff_mode:
     support: partial
     details:
@@ -231,7 +269,7 @@ seealso:
   - module: lcm.openstack.phase
     description: Runs the other lifecycle phases.
   - module: lcm.openstack.service_lifecycle
-    description: Keeps the ServiceLifecycle record a rollout leaves Operational.
+    description: Keeps the ServiceLifecycle record a rollout leaves Operational, and starts and ends flows.
   - name: Design of lcm.openstack
     link: https://github.com/lcm-openstack/lcm.openstack/blob/main/docs/design.md
     description: The traffic backends, and the test between drain and rollout.
@@ -286,6 +324,21 @@ EXAMPLES = r"""
     selector_mode: track
     track: "2025.2"
     min_ready: 2
+
+- name: Open the gate after a greenfield install and test, and end the flow in the same run
+  lcm.openstack.traffic:
+    action: rollout
+    service: keystone
+    namespace: openstack
+    target_version: "2025.1"
+    selector_service: keystone-api
+    end_flow:
+      name: greenfield
+  register: keystone_rollout
+
+- name: Print the flow's summary
+  ansible.builtin.debug:
+    msg: "{{ keystone_rollout.report }}"
 
 - name: Canary through nginx, checking the API after each step
   lcm.openstack.traffic:
@@ -363,6 +416,39 @@ message:
   returned: always
   type: str
   sample: Ingress keystone-canary sends 100% to Service keystone-api-canary after 3 step(s)
+lifecycle:
+  description:
+    - The service's ServiceLifecycle after the flow's end (in check mode, as it would become),
+      as M(lcm.openstack.service_lifecycle) returns it.
+  returned: with O(end_flow)
+  type: dict
+  contains:
+    state:
+      description: The service's state.
+      type: str
+      sample: Operational
+    current_version:
+      description: The version the service runs.
+      type: str
+      sample: "2025.1"
+    flow:
+      description: The flow record, with C(phases), one entry per Phase (phase, result, duration_seconds, name).
+      type: dict
+report:
+  description: The flow's phases as a table, for humans, as M(lcm.openstack.service_lifecycle) returns it.
+  returned: with O(end_flow)
+  type: str
+  sample: |-
+    keystone (openstack): greenfield flow Succeeded, version 2025.1; service Operational
+    PHASE    RESULT     DURATION  PHASE RESOURCE
+    install  Succeeded  12s       keystone-install-0a1b2c3d
+    test     Succeeded  5s        keystone-test-4e5f6a7b
+    total 19s
+lease:
+  description: What became of the service's flow Lease when the flow ended.
+  returned: with O(end_flow), outside check mode
+  type: str
+  sample: released
 """
 
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
@@ -371,6 +457,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils.adapter.common impor
 )
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.traffic import run
 from ansible_collections.lcm.openstack.plugins.module_utils.traffic.backends import ACTIONS, BACKENDS, SELECTOR_MODES
+from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.flow import FLOW_RESULTS, FLOWS, SERVICE_STATES
 
 
 def argument_spec():
@@ -406,6 +493,12 @@ def argument_spec():
         ), mutually_exclusive=[("url", "source")]),
         timeout=dict(type="int", default=300),
         drain_grace_seconds=dict(type="int"),
+        end_flow=dict(type="dict", options=dict(
+            name=dict(type="str", required=True, choices=list(FLOWS)),
+            result=dict(type="str", default="Succeeded", choices=list(FLOW_RESULTS)),
+            lifecycle_state=dict(type="str", default="Operational", choices=list(SERVICE_STATES)),
+            reason=dict(type="str"),
+        )),
     )
     spec.update(service_argument_spec())
     spec.update(auth_argument_spec())

@@ -5,11 +5,11 @@ TrafficRequest out, the run's result or failure back to Ansible."""
 
 from __future__ import annotations
 
-from typing import Any, Dict
+from typing import Any, Dict, List
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import yaml
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
-from ansible_collections.lcm.openstack.plugins.module_utils.adapter.common import forget_secrets, given
+from ansible_collections.lcm.openstack.plugins.module_utils.adapter.common import forget_secrets, given, warn
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.phase_request import request_from_params
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.connection import client, reported
 from ansible_collections.lcm.openstack.plugins.module_utils.common.redact import Redactor
@@ -59,9 +59,10 @@ def run(module: Any) -> None:
     """lcm.openstack.traffic: drain a service's traffic, or roll it out, recorded as a Phase."""
     dyn = client(module)
     req = request(module.params)
+    end = module.params.get("end_flow")
     runner = None
     try:
-        runner = TrafficRunner(dyn, req, check_mode=module.check_mode)
+        runner = TrafficRunner(dyn, req, check_mode=module.check_mode, flow_ends_after=bool(end))
         result = runner.run()
     except PhaseError as exc:
         forget_secrets(module, runner)
@@ -71,8 +72,32 @@ def run(module: Any) -> None:
         module.fail_json(msg=str(exc), **details)
     forget_secrets(module, runner)
     mask_params(module.params, runner.redactor)
+    if end:
+        end_flow(module, dyn, req, end, result)
     diff = result.pop("diff", None)
     if module._diff and diff and result["changed"]:
         result["diff"] = dict(diff, before=yaml.safe_dump(diff["before"], sort_keys=True),
                               after=yaml.safe_dump(diff["after"], sort_keys=True))
     module.exit_json(**result)
+
+
+def end_flow(module: Any, dyn: Any, req: TrafficRequest, end: Dict[str, Any], result: Dict[str, Any]) -> None:
+    """The traffic is where the flow wanted it: end the flow in this process
+    (lifecycle/flow_end.py), as lcm.openstack.service_lifecycle's
+    flow.action=end does, and add its record, report and Lease to `result`."""
+    # Imported here: only a flow's last rollout ends a flow, and the traffic
+    # module starts with no more modules than kubernetes.core.k8s (test_payloads.py).
+    from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle import flow_end  # pylint: disable=import-outside-toplevel
+
+    warnings: List[str] = []
+    ending = flow_end.request(req.service, req.release, req.namespace,
+                              **given(end, "name", "result", "lifecycle_state", "reason"))
+    try:
+        ended = flow_end.end(dyn, ending, module.check_mode, warnings, changed_before=result["changed"])
+    except PhaseError as exc:
+        warn(module, warnings)
+        details = {k: v for k, v in result.items() if k != "diff"}
+        module.fail_json(msg=f"{result['message']}; the {ending.flow} flow was not ended: {exc}", **details)
+    warn(module, warnings)
+    result.update({k: ended[k] for k in ("lifecycle", "report", "lease") if k in ended},
+                  changed=result["changed"] or ended["changed"])
