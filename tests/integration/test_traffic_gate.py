@@ -1,7 +1,8 @@
 """lcm.openstack.traffic's gate mode on the bed, on keystone-api as openstack-helm's keystone chart renders
 it (its api Deployment and Service, rendered by helm template from the shared charts): drain and rollout
 with only the labels the chart renders, a Helm upgrade of the Service between them (Helm 3, and Helm 4 run
-client-side as the roles run it), and a rollout whose pods never get Ready."""
+client-side as the roles run it), a rollout whose pods never get Ready, and a rollout that ends the service's
+flow in its own module run (end_flow) or, failing, leaves it running."""
 
 from __future__ import annotations
 
@@ -148,6 +149,50 @@ def test_drain_and_rollout_on_the_chart_keystone_api(dyn, kubeconfig, keystone_a
     assert sorted(p["spec"]["type"] for p in phases(dyn, ns)) == ["trafficdrain", "trafficrollout"]
 
 
+def flow_record(dyn: dynamic.DynamicClient, namespace: str) -> Dict[str, Any]:
+    """keystone's flow, as its ServiceLifecycle records it."""
+    res = dyn.resources.get(api_version=GROUP, kind="ServiceLifecycle")
+    return res.get(name="keystone", namespace=namespace).to_dict()["status"]["flow"]
+
+
+def test_a_rollout_with_end_flow_ends_the_flow_once_and_a_rerun_changes_nothing(dyn, kubeconfig, keystone_api) -> None:
+    ns, objs = keystone_api
+    create(dyn, ns, objs["Service"])
+    started = run_module("service_lifecycle", {"service": "keystone", "namespace": ns, "flow": {
+        "name": "update", "action": "start", "target_version": "2025.2"}}, kubeconfig)
+    assert started.get("failed") is None, started.get("msg")
+    drain = run_module("traffic", traffic(ns, "drain"), kubeconfig)
+    assert drain.get("failed") is None, drain.get("msg")
+    end = {"name": "update", "reason": "reopened"}
+
+    check = run_module("traffic", traffic(ns, "rollout", min_ready=2, end_flow=end), kubeconfig, check=True)
+    assert check.get("failed") is None, check.get("msg")
+    assert check["lifecycle"]["flow"]["state"] == "Succeeded" and "lease" not in check
+    assert flow_record(dyn, ns)["state"] == "Running" and GATE in service(dyn, ns)["spec"]["selector"]
+
+    rollout = run_module("traffic", traffic(ns, "rollout", min_ready=2, target_version="2025.2", end_flow=end),
+                         kubeconfig)
+    assert rollout.get("failed") is None, rollout.get("msg")
+    assert rollout["changed"] is True and rollout["phase"]["state"] == "Succeeded"
+    assert service(dyn, ns)["spec"]["selector"] == objs["Service"]["spec"]["selector"]
+    recorded = flow_record(dyn, ns)
+    assert (recorded["state"], recorded["message"]) == ("Succeeded", "reopened") and recorded["completedAt"]
+    assert rollout["lifecycle"]["state"] == "Operational" and rollout["lifecycle"]["flow"]["state"] == "Succeeded"
+    report = rollout["report"].splitlines()
+    assert report[0] == f"keystone ({ns}): update flow Succeeded, version 2025.2; service Operational"
+    assert [row.split()[:2] for row in report[2:4]] == [["trafficdrain", "Succeeded"], ["trafficrollout", "Succeeded"]]
+    # Each module run here is a playbook run of its own: the start's run held the Lease, and gave it back
+    # when it ended. Inside one flow playbook, the rollout gives it back (tests/integration/test_flows.py).
+    assert rollout["lease"] == "not held by this run"
+
+    # A re-run after an interruption: the traffic is rolled out, the flow ended; no error, no change.
+    again = run_module("traffic", traffic(ns, "rollout", min_ready=2, target_version="2025.2", end_flow=end),
+                       kubeconfig)
+    assert again.get("failed") is None, again.get("msg")
+    assert again["changed"] is False and again["phase"] is None and again["report"] == rollout["report"]
+    assert flow_record(dyn, ns)["completedAt"] == recorded["completedAt"]
+
+
 @pytest.mark.parametrize("major", ["3", "4"])
 def test_a_helm_upgrade_between_drain_and_rollout_keeps_the_gate(dyn, kubeconfig, keystone_api, render,
                                                                  tmp_path, major) -> None:
@@ -207,8 +252,14 @@ def test_a_rollout_whose_pods_never_get_ready_leaves_the_gate_open(dyn, kubeconf
                   lambda d: (d.get("status") or {}).get("replicas") == 1)
     (pod,) = api_pods(dyn, ns)
 
-    result = run_module("traffic", traffic(ns, "rollout", timeout=3), kubeconfig)
+    started = run_module("service_lifecycle", {"service": "keystone", "namespace": ns, "flow": {
+        "name": "update", "action": "start", "target_version": "2025.2"}}, kubeconfig)
+    assert started.get("failed") is None, started.get("msg")
+
+    # The flow's last rollout fails: the flow is not ended, its rescue records the failure.
+    result = run_module("traffic", traffic(ns, "rollout", timeout=3, end_flow={"name": "update"}), kubeconfig)
     assert result["failed"] is True and result["phase"]["reason"] == "Timeout"
+    assert "lifecycle" not in result and flow_record(dyn, ns)["state"] == "Running"
     assert f"no ready endpoint: pods with {','.join(f'{k}={v}' for k, v in sorted(own.items()))}: 1 found, " \
            f"1 not Ready (pod {pod}: " in result["msg"]
     assert result["msg"].endswith("; the gate stays open: the Service selects the release's pods, which get "
