@@ -61,6 +61,15 @@ def test_greenfield_runs_through_ansible_runner(tmp_path: Path, kubeconfig: str,
     summary = [r["res"]["msg"] for r in task_results(runner) if r["task"] == "Summary"]
     assert summary and summary[0][0].endswith("greenfield flow Succeeded, version 2025.1; service Operational")
     assert [row.split()[0] for row in summary[0][2:4]] == ["install", "test"] and summary[0][4].startswith("total")
+    # The rollout, the flow's last step, ended the flow in its own module run and gave the flow's Lease
+    # back: service_lifecycle ran once, for the start. The summary printed the report it returned.
+    ran = [r["task_action"] for r in task_results(runner)]
+    assert ran.count("lcm.openstack.service_lifecycle") == 1 and ran.count("lcm.openstack.traffic") == 1
+    (rollout,) = [r["res"] for r in task_results(runner) if r["task_action"] == "lcm.openstack.traffic"]
+    assert rollout["lease"] == "released" and rollout["lifecycle"]["flow"]["state"] == "Succeeded"
+    assert rollout["report"].split("\n") == summary[0]
+    assert not any(r["task_action"] == "lcm.openstack.phase_info" and r["task"] == "Read the flow's record"
+                   for r in task_results(runner))
 
     # The artifacts ansible-runner leaves for the job.
     artifacts = tmp_path / "artifacts" / "job"
