@@ -180,6 +180,8 @@ seealso:
     description: Runs one lifecycle phase; it updates the record as the phase starts and ends.
   - module: lcm.openstack.phase_info
     description: Lists Phases and ServiceLifecycle records.
+  - module: lcm.openstack.traffic
+    description: Its O(lcm.openstack.traffic#module:end_flow) ends a flow as O(flow.action=end) does, in the run of the rollout that is the flow's last step.
   - module: lcm.openstack.site_plan
     description: Plans the flows of a whole site from the records.
   - name: The flows
