@@ -21,20 +21,21 @@ from ansible_collections.lcm.openstack.plugins.module_utils.kube.paging import I
 
 
 def across(res: Any, namespaces: Optional[Iterable[str]], selector: Optional[str], keep: Keep,
-           unread: Set[str], strict: bool = False) -> List[Item]:
+           unread: Set[str], strict: bool = False, metadata_only: bool = False) -> List[Item]:
     """The items of `res` in `namespaces` (None: all, never per namespace),
-    through `keep`. A namespace denied is added to `unread` (strict: it is an
-    error, naming what to grant); one in it is not asked (its entries stay)."""
+    through `keep` (paging.read; metadata_only: their metadata alone). A
+    namespace denied is added to `unread` (strict: it is an error, naming what
+    to grant); one in it is not asked (its entries stay)."""
     wanted = None if namespaces is None else set(namespaces)
     try:
-        return [] if wanted == set() else read(res, None, selector, keep, wanted)
+        return [] if wanted == set() else read(res, None, selector, keep, wanted, metadata_only)
     except DynamicApiError as exc:
         if wanted is None or not is_authorization_denial(exc):
             raise api_error(exc, "list", res.name) from exc
     found: List[Item] = []
     for namespace in sorted(wanted - unread):
         try:
-            found += read(res, namespace, selector, keep)
+            found += read(res, namespace, selector, keep, metadata_only=metadata_only)
         except DynamicApiError as exc:
             if strict or not is_authorization_denial(exc):
                 raise api_error(exc, "list", res.name, namespace) from exc

@@ -21,9 +21,18 @@ Item = Dict[str, Any]
 Keep = Callable[[Item], Item]
 
 
+# The apiserver's metadata-only form of a list (what `kubectl get --show-kind`
+# uses for tables, and controllers' metadata informers): each item is its
+# metadata alone, so a list of Helm's release Secrets does not carry every
+# revision's manifest and values (up to 1 MiB each) to read their labels.
+METADATA_ONLY = {"Accept": "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"}
+
+
 def read(res: Any, namespace: Optional[str], selector: Optional[str], keep: Keep,
-         wanted: Optional[Set[str]] = None) -> List[Item]:
-    """One list, every page: its items in `wanted` namespaces (None: all) through `keep`."""
+         wanted: Optional[Set[str]] = None, metadata_only: bool = False) -> List[Item]:
+    """One list, every page: its items in `wanted` namespaces (None: all) through
+    `keep`; with metadata_only, each item is {"metadata": ...} alone."""
+    extra = {"header_params": dict(METADATA_ONLY)} if metadata_only else {}
     kept: List[Item] = []
     token, restarted = None, False
     while True:
@@ -31,7 +40,7 @@ def read(res: Any, namespace: Optional[str], selector: Optional[str], keep: Keep
             # As parsed JSON (kube/plain.py): a ResourceInstance built and turned
             # back into a dict, field by field, cost most of a refresh's CPU.
             page = res.get(namespace=namespace, label_selector=selector, limit=PAGE, _continue=token,
-                           serializer=plain).to_dict()
+                           serializer=plain, **extra).to_dict()
         except DynamicApiError as exc:
             if exc.status != 410 or restarted:
                 raise
@@ -39,7 +48,8 @@ def read(res: Any, namespace: Optional[str], selector: Optional[str], keep: Keep
             # 5 minutes). Start over, once, dropping what was read: nothing twice.
             kept, token, restarted = [], None, True
             continue
-        kept += [keep(item) for item in page.get("items") or []
+        kept += [keep({"metadata": item.get("metadata") or {}} if metadata_only else item)
+                 for item in page.get("items") or []
                  if wanted is None or (item.get("metadata") or {}).get("namespace") in wanted]
         token = (page.get("metadata") or {}).get("continue")
         if not token:

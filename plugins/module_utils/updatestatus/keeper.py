@@ -4,8 +4,9 @@
 
 What is read: every ServiceLifecycle and Phase, and in the namespaces with a
 ServiceLifecycle the pods, Deployments, Jobs, Services, EndpointSlices and
-the metadata of Helm's release records (Secrets labelled owner=helm; their
-data, the release's values, goes with its page). One list a kind, 8
+the metadata of Helm's release records (Secrets labelled owner=helm, listed
+in the apiserver's metadata-only form: their data, each revision's manifest
+and values, is never sent). One list a kind, 8
 requests for any number of services (listing.py). A namespace whose objects
 the credentials may not list keeps the entries it had: a runner bound in its
 own namespaces only (docs/rbac.md) refreshes those, and leaves the others.
@@ -82,7 +83,8 @@ class StatusKeeper:
         found: List[Dict[str, Any]] = []
         for api_version, kind, selector in NAMESPACED:
             res = self.dyn.resources.get(api_version=api_version, kind=kind)
-            found += across(res, namespaces, selector, _held(api_version, kind), unread)
+            found += across(res, namespaces, selector, _held(api_version, kind), unread,
+                            metadata_only=kind == "Secret")
         # An unread namespace's entries stay as last written: none of its objects count.
         objects += [o for o in found if (o.get("metadata") or {}).get("namespace") not in unread]
         snapshot = Snapshot.from_objects(objects, now)
@@ -146,7 +148,8 @@ def _without_sites(status: Dict[str, Any]) -> Dict[str, Any]:
 
 
 def _held(api_version: str, kind: str) -> Keep:
-    """A listed item with its kind (list items carry none); a Secret's metadata only."""
+    """A listed item with its kind (list items carry none, and a metadata-only
+    list's say PartialObjectMetadata)."""
     def held(item: Dict[str, Any]) -> Dict[str, Any]:
         if kind == "Secret":
             item = {"metadata": item.get("metadata") or {}}

@@ -75,3 +75,18 @@ def test_a_list_that_expires_twice_raises_the_apiservers_answer() -> None:
     with pytest.raises(DynamicApiError) as raised:
         paging.read(pods, None, None, lambda item: item)
     assert raised.value.status == 410 and len(pods.requests) == 4
+
+
+def test_a_metadata_only_list_asks_for_it_and_keeps_the_metadata_alone() -> None:
+    """The apiserver's PartialObjectMetadataList: what a caller that reads labels
+    needs, without the Secrets' data on the wire."""
+    class _Secrets(ScriptedList):
+        def get(self, **kwargs: Any) -> Page:
+            self.accept = kwargs.pop("header_params")["Accept"]
+            return super().get(**kwargs)
+
+    secrets = _Secrets({(None, None): ([{"apiVersion": "meta.k8s.io/v1", "kind": "PartialObjectMetadata",
+                                         "metadata": {"name": "r.v1", "namespace": "mine"}}], None)})
+    kept = paging.read(secrets, None, "owner=helm", lambda item: item, metadata_only=True)
+    assert kept == [{"metadata": {"name": "r.v1", "namespace": "mine"}}]
+    assert secrets.accept.split(",")[0] == "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"

@@ -44,8 +44,9 @@ class _Res:
         self.kind, self.name, self.cluster = kind, kind.lower() + "s", cluster
 
     def get(self, namespace: Optional[str] = None, label_selector: Optional[str] = None,
-            limit: Optional[int] = None, _continue: Optional[str] = None, **_: Any) -> _List:
+            limit: Optional[int] = None, _continue: Optional[str] = None, **kwargs: Any) -> _List:
         self.cluster.requests.append((self.kind, namespace))
+        self.cluster.accepts[self.kind] = (kwargs.get("header_params") or {}).get("Accept", "")
         if self._names(self.cluster.forbidden, namespace):
             raise _denied(self.name, namespace)
         if self._names(self.cluster.broken, namespace):
@@ -71,6 +72,7 @@ class _Cluster:
     def __init__(self, forbidden: tuple = (), broken: tuple = (), namespaces: tuple = ("mine", "theirs")) -> None:
         self.forbidden, self.broken = set(forbidden), set(broken)
         self.requests: List[tuple] = []
+        self.accepts: Dict[str, str] = {}  # the Accept header each kind was listed with
         self.objects = [
             {"kind": "ServiceLifecycle", "metadata": {"name": "keystone", "namespace": ns},
              "spec": {"service": "keystone"}, "status": {"state": "Operational"}}
@@ -138,6 +140,9 @@ def test_helm_release_secrets_are_held_without_their_data() -> None:
     snap = update_status.StatusKeeper(cluster).snapshot(NOW)
     assert [r["metadata"]["name"] for r in snap.releases] == ["sh.helm.release.v1.keystone.v1"]
     assert "data" not in snap.releases[0]
+    # Nor sent: the apiserver is asked for the Secrets' metadata only, and for the rest whole.
+    assert cluster.accepts["Secret"].startswith("application/json;as=PartialObjectMetadataList;")
+    assert cluster.accepts["Pod"] == cluster.accepts["Deployment"] == ""
 
 
 def test_any_other_failure_to_list_is_an_error() -> None:
