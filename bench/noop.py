@@ -13,6 +13,9 @@ process; measured are its wall time and the CPU it and its children used.
   helm_release (3 / 4)   lcm.openstack.helm_release on a deployed, unchanged release
   kubernetes.core.helm   the same chart and values, Helm 3
   helm status (3 / 4)    plain helm on the same release
+  ansible.builtin.command helm status (3 / 4)
+                         the same helm run as an Ansible task: what any
+                         module costs at least
 
 With --anchor REV, the lcm.openstack cases run for REV too (a scratch git
 worktree of it), beside this tree.
@@ -80,7 +83,19 @@ def cases(ns: str, found: Dict[str, Path], helm: Dict[str, str], plain: Optional
         "binary_path": helm["3"]}, core)
     for major, binary in (plain or helm).items():
         out[f"helm status, Helm {major}"] = ([binary, "status", f"rel{major}", "-n", ns], {})
+        # The floor of any Ansible module: the same helm run as a task (process
+        # start, the module's own start, the helm process). It reports changed.
+        out[f"{COMMAND} helm status, Helm {major}"] = ansible(
+            COMMAND, {"argv": [binary, "status", f"rel{major}", "-n", ns]}, core)
     return out
+
+
+COMMAND = "ansible.builtin.command"
+
+
+def changes_expected(name: str) -> Optional[bool]:
+    """What a no-op case must report: nothing changed, but a command task always says it did."""
+    return None if name.startswith(COMMAND) else False
 
 
 def timed(case: Case, changes: Optional[bool] = False, extra_env: Optional[Dict[str, str]] = None) -> Dict[str, float]:
@@ -123,7 +138,7 @@ def main() -> None:
             results: Dict[str, List[Dict[str, float]]] = {n: [] for n in names}
             for turn in range(args.runs):
                 for name in rotated(names, turn):
-                    results[name].append(timed(todo[name]))
+                    results[name].append(timed(todo[name], changes_expected(name)))
                 print(f"round {turn + 1}/{args.runs}", file=sys.stderr, flush=True)
     finally:
         namespaces.delete(name=ns)

@@ -23,7 +23,8 @@ Measured on the same bed, in the same run:
               values, wait off) with lcm.openstack.helm_release,
               kubernetes.core.helm and a plain `helm upgrade --install`,
               Helm 3 and Helm 4, each in a namespace of its own: wall time
-              and helm processes.
+              and helm processes. Beside them, the same plain helm run as an
+              ansible.builtin.command task: the floor of any Ansible module.
   scale       bench/phase_scale.py's one phase of 10, 50, 200 Jobs
               (--quick: 10, 50): requests, status writes and their bytes,
               CPU, peak RSS of the engine's process.
@@ -73,7 +74,7 @@ from kubernetes import config, dynamic  # noqa: E402
 from anchor import THIS_TREE, kubeconfig as bench_kubeconfig, rotated, side_by_side_args, trees  # noqa: E402
 from flow_time import CALLBACK  # noqa: E402
 from greenfield import VERSION, Bed, install_values, one_run as greenfield_run  # noqa: E402
-from noop import ansible, cases as noop_cases, timed  # noqa: E402
+from noop import COMMAND, ansible, cases as noop_cases, changes_expected, timed  # noqa: E402
 from phase_lag import Observer, fresh_namespace, install_crds, job, metrics  # noqa: E402
 from phase_scale import COUNTING, run_one as scale_run, worker  # noqa: E402
 from requests_log import hooked, noted  # noqa: E402
@@ -349,7 +350,7 @@ class Noop:
 
     def round(self, turn: int) -> None:
         for name in rotated(list(self.todo), turn):
-            self.runs[name].append(self.b.counted(self.todo[name], changes=False))
+            self.runs[name].append(self.b.counted(self.todo[name], changes=changes_expected(name)))
         self.b.note("  " + ", ".join(f"{n} {r[-1]['wall']:.2f} s" for n, r in self.runs.items()))
 
     def data(self) -> Any:
@@ -370,7 +371,9 @@ class Noop:
         for mine, base, limit in (("phase", "kubernetes.core.k8s", 1.2),
                                   ("helm_release, Helm 3", "kubernetes.core.helm, Helm 3", 1.2),
                                   ("helm_release, Helm 4", "helm status, Helm 4", 1.5),
-                                  ("helm_release, Helm 3", "helm status, Helm 3", None)):
+                                  ("helm_release, Helm 4", f"{COMMAND} helm status, Helm 4", None),
+                                  ("helm_release, Helm 3", "helm status, Helm 3", None),
+                                  ("helm_release, Helm 3", f"{COMMAND} helm status, Helm 3", None)):
             value = ratio(self.med(mine), self.med(base))
             out.append(Row(item="no-op call", case=f"lcm.openstack.{mine} vs {base}",
                            lcm=self.cell(mine), anchors={a: self.cell(f"{mine}{tree_label(a)}") for a in self.b.anchors},
@@ -382,6 +385,9 @@ class Noop:
 
 # -- Helm: install, upgrade, no-op -----------------------------------------------------------
 
+HELM_TASK = f"{COMMAND} helm upgrade --install"
+
+
 class Helm:
     name = "helm"
     steps = ("install", "upgrade", "no-op")
@@ -389,7 +395,7 @@ class Helm:
     def __init__(self, b: Bench) -> None:
         self.b = b
         self.tools = [(f"helm_release{tree_label(t)}", t) for t in b.found] + [
-            ("kubernetes.core.helm", ""), ("helm upgrade --install", "")]
+            ("kubernetes.core.helm", ""), ("helm upgrade --install", ""), (HELM_TASK, "")]
         self.todo = [(tool, tree, major) for major in b.helm for tool, tree in self.tools]
         self.runs: List[Dict[str, Any]] = []
         self.values: Dict[str, Path] = {}
@@ -431,9 +437,12 @@ class Helm:
             return ansible("kubernetes.core.helm", {
                 "name": "keystone", "release_namespace": ns, "chart_ref": str(CHART), "release_values": values,
                 "binary_path": self.b.wrappers[major]}, self.b.found[THIS_TREE])
-        return ([self.b.helm[major], "upgrade", "keystone", str(CHART), "--install", "--namespace", ns,
-                 "--values", str(self.values["install" if step == "install" else "upgrade"]),
-                 "--kubeconfig", self.b.kubeconfig], {})
+        argv = [self.b.helm[major], "upgrade", "keystone", str(CHART), "--install", "--namespace", ns,
+                "--values", str(self.values["install" if step == "install" else "upgrade"]),
+                "--kubeconfig", self.b.kubeconfig]
+        if tool == HELM_TASK:  # the floor of any module: the same helm run as an Ansible task
+            return ansible(COMMAND, {"argv": argv}, self.b.found[THIS_TREE])
+        return (argv, {})
 
     def round(self, turn: int) -> None:
         spaces = {}
@@ -443,7 +452,7 @@ class Helm:
         try:
             for i, step in enumerate(self.steps):
                 for tool, tree, major in rotated(self.todo, turn + i):
-                    plain = tool.startswith("helm upgrade")
+                    plain = tool in ("helm upgrade --install", HELM_TASK)
                     run = self.b.counted(self.case(tool, tree, major, spaces[(tool, tree, major)], step),
                                          changes=None if plain else step != "no-op")
                     if plain:
@@ -470,13 +479,14 @@ class Helm:
             for step in self.steps:
                 mine = self.med("helm_release", major, step)
                 anchors = {a: self.cell(f"helm_release{tree_label(a)}", major, step) for a in self.b.anchors}
-                for base, judged in (("helm upgrade --install", step != "no-op"), ("kubernetes.core.helm", False)):
+                for base, judged in (("helm upgrade --install", step != "no-op"), ("kubernetes.core.helm", False),
+                                     (HELM_TASK, False)):
                     value = ratio(mine, self.med(base, major, step))
                     cell = self.cell(base, major, step)
                     if (base, major) in self.unsupported:
                         cell = f"does not run: {self.unsupported[(base, major)]}"
-                    label = base if base != "helm upgrade --install" or step != "no-op" else \
-                        "helm upgrade --install (a new revision: plain helm has no no-op)"
+                    label = base if not base.endswith("helm upgrade --install") or step != "no-op" else \
+                        f"{base} (a new revision: plain helm has no no-op)"
                     out.append(Row(item=f"Helm {major}", case=f"{step}: helm_release vs {label}",
                                    lcm=self.cell("helm_release", major, step), anchors=anchors,
                                    baseline=f"{base}: {cell}", ratio=value,
