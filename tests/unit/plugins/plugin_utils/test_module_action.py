@@ -1,5 +1,6 @@
 """plugins/plugin_utils/module_action.py: the module's payload is built with
-the cyclic collector paused, and the collector is left as it was found."""
+the cyclic collector off, what it left alive is frozen until the run ends,
+and the collector is left as it was found."""
 
 from __future__ import annotations
 
@@ -16,8 +17,10 @@ from support.paths import ROOT
 
 @pytest.fixture(autouse=True)
 def collector_back_on() -> Any:
+    gc.unfreeze()
     yield
     gc.enable()
+    gc.unfreeze()
 
 
 @pytest.mark.parametrize("on", [True, False])
@@ -26,6 +29,25 @@ def test_the_collector_is_paused_then_left_as_it_was(on: bool) -> None:
     with module_action.collector_paused():
         assert not gc.isenabled()
     assert gc.isenabled() is on
+
+
+def test_what_the_build_left_alive_is_frozen_until_the_run_ends() -> None:
+    """Else the collector's first pass after the build walks it all at once."""
+    with module_action.unfrozen_at_the_end():
+        with module_action.collector_paused():
+            left = [[] for _ in range(100)]
+        assert gc.get_freeze_count() > len(left)
+        assert gc.get_count()[0] < len(left)  # the build's allocations are not pending a pass
+    assert gc.get_freeze_count() == 0
+
+
+def test_objects_frozen_before_the_run_stay_frozen() -> None:
+    gc.freeze()
+    before = gc.get_freeze_count()
+    with module_action.unfrozen_at_the_end():
+        with module_action.collector_paused():
+            pass
+    assert gc.get_freeze_count() >= before > 0
 
 
 def test_the_collector_comes_back_when_the_block_raises() -> None:
