@@ -35,7 +35,7 @@ def test_what_the_build_left_alive_is_frozen_until_the_run_ends() -> None:
     """Else the collector's first pass after the build walks it all at once."""
     with module_action.unfrozen_at_the_end():
         with module_action.collector_paused():
-            left = [[] for _ in range(100)]
+            left = [[] for i in range(100)]
         assert gc.get_freeze_count() > len(left)
         assert gc.get_count()[0] < len(left)  # the build's allocations are not pending a pass
     assert gc.get_freeze_count() == 0
