@@ -70,6 +70,9 @@ def test_greenfield_runs_through_ansible_runner(tmp_path: Path, kubeconfig: str,
     assert rollout["report"].split("\n") == summary[0]
     assert not any(r["task_action"] == "lcm.openstack.phase_info" and r["task"] == "Read the flow's record"
                    for r in task_results(runner))
+    # A record that says nothing yet makes it a new service whatever Helm would do: no preview run.
+    assert "Would the release change?" in [r["task"] for r in task_results(runner, "runner_on_skipped")]
+    assert ran.count("lcm.openstack.helm_release") == 1  # the install's
 
     # The artifacts ansible-runner leaves for the job.
     artifacts = tmp_path / "artifacts" / "job"
