@@ -7,34 +7,15 @@ from __future__ import annotations
 from typing import Any, Dict, List
 
 import pytest
+from support.fake_module import FakeModule, ended
 
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter import service_lifecycle as adapter
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle import flow_end
 from ansible_collections.lcm.openstack.plugins.modules import service_lifecycle as module
 
 
-class _Exit(Exception):
-    pass
-
-
-class _Module:
-    def __init__(self, check_mode: bool, **given: Any) -> None:
-        self.params: Dict[str, Any] = {name: option.get("default") for name, option in module.argument_spec().items()}
-        self.params.update(service="keystone", namespace="openstack")
-        self.params.update(given)
-        self.check_mode, self._diff = check_mode, False
-        self.warnings: List[str] = []
-        self.exited: Dict[str, Any] = {}
-
-    def warn(self, warning: str) -> None:
-        self.warnings.append(warning)
-
-    def exit_json(self, **result: Any) -> None:
-        self.exited = result
-        raise _Exit()
-
-    def fail_json(self, **result: Any) -> None:
-        raise AssertionError(result)
+def _module(check_mode: bool, **given: Any) -> FakeModule:
+    return FakeModule(module, check_mode=check_mode, **dict({"service": "keystone", "namespace": "openstack"}, **given))
 
 
 @pytest.fixture
@@ -55,14 +36,15 @@ def seen(monkeypatch: pytest.MonkeyPatch) -> Dict[str, Any]:
     return seen
 
 
-def _run(mod: _Module) -> _Module:
-    with pytest.raises(_Exit):
-        adapter.run_service_lifecycle(mod)
-    return mod
+def _run(mod: FakeModule) -> Dict[str, Any]:
+    """The task's result: the run must succeed."""
+    end = ended(adapter.run_service_lifecycle, mod)
+    assert not end.failed, end.result
+    return end.result
 
 
 def test_the_request_takes_what_was_given_and_the_engines_defaults(seen: Dict[str, Any]) -> None:
-    _run(_Module(check_mode=True, lifecycle_state="Removed", reason=None))
+    _run(_module(check_mode=True, lifecycle_state="Removed", reason=None))
     req = seen["req"]
     assert (req.service, req.release, req.namespace, req.lifecycle_state) == ("keystone", "keystone", "openstack", "Removed")
     assert (req.message, tuple(req.planned), req.target_version, req.from_revision, req.require_dependencies) == (
@@ -71,15 +53,16 @@ def test_the_request_takes_what_was_given_and_the_engines_defaults(seen: Dict[st
 
 def test_a_change_refreshes_the_update_status_and_a_failed_refresh_warns(seen: Dict[str, Any]) -> None:
     seen["refresh_fails"] = True
-    mod = _run(_Module(check_mode=False, lifecycle_state="Removed"))
+    mod = _module(check_mode=False, lifecycle_state="Removed")
+    out = _run(mod)
     assert seen["refreshed"] == 1 and mod.warnings == ["the UpdateStatus was not refreshed: 403"]
-    assert mod.exited["changed"] is True
+    assert out["changed"] is True
 
 
 def test_no_change_and_check_mode_refresh_nothing(seen: Dict[str, Any]) -> None:
-    _run(_Module(check_mode=True, lifecycle_state="Removed"))
+    _run(_module(check_mode=True, lifecycle_state="Removed"))
     seen["changed"] = False
-    _run(_Module(check_mode=False, lifecycle_state="Removed"))
+    _run(_module(check_mode=False, lifecycle_state="Removed"))
     assert seen["refreshed"] == 0
 
 
@@ -118,15 +101,15 @@ def calls(monkeypatch: pytest.MonkeyPatch, seen: Dict[str, Any]) -> List[str]:
     return calls
 
 
-def _start(**given: Any) -> _Module:
-    return _Module(check_mode=False, flow={"name": "greenfield", "action": "start", "planned": None,
+def _start(**given: Any) -> FakeModule:
+    return _module(check_mode=False, flow={"name": "greenfield", "action": "start", "planned": None,
                                            "target_version": None, "from_revision": None, "result": None}, **given)
 
 
 def test_a_start_that_may_wait_keeps_its_lease_renewed_from_before_the_wait(calls: List[str]) -> None:
-    mod = _run(_start(dependency_timeout=600, dependencies_since="2026-02-01T00:00:00Z"))
+    out = _run(_start(dependency_timeout=600, dependencies_since="2026-02-01T00:00:00Z"))
     assert calls == ["acquire", "renewer", "run"]
-    assert mod.exited["lease"].startswith("keystone: flow lease")
+    assert out["lease"].startswith("keystone: flow lease")
 
 
 def test_a_start_that_does_not_wait_leaves_the_renewer_once_started(calls: List[str], seen: Dict[str, Any]) -> None:
@@ -138,10 +121,8 @@ def test_a_start_that_does_not_wait_leaves_the_renewer_once_started(calls: List[
 def test_a_wait_that_fails_gives_the_lease_back_even_racing_its_renewer(calls: List[str], seen: Dict[str, Any]) -> None:
     seen["fails"] = "keystone depends on mariadb (Removed)"
     seen["lease"] = _Lease(calls, races=1)
-    mod = _start(dependency_timeout=600)
-    with pytest.raises(AssertionError) as failed:  # the test module's fail_json
-        adapter.run_service_lifecycle(mod)
-    assert failed.value.args[0]["msg"] == "keystone depends on mariadb (Removed)"
+    end = ended(adapter.run_service_lifecycle, _start(dependency_timeout=600))
+    assert end.failed and end.result["msg"] == "keystone depends on mariadb (Removed)"
     assert calls == ["acquire", "renewer", "run", "release", "release"]
 
 
@@ -151,9 +132,9 @@ def test_an_end_is_the_shared_flow_end_which_releases_the_lease_and_refreshes_on
     adapter adds no refresh of its own."""
     monkeypatch.setattr(flow_end, "Lifecycle", lambda *args: None)
     monkeypatch.setattr(flow_end, "refresh", lambda dyn: calls.append("refresh") or "")
-    mod = _run(_Module(check_mode=False, lifecycle_state="Operational",
+    out = _run(_module(check_mode=False, lifecycle_state="Operational",
                        flow={"name": "greenfield", "action": "end", "planned": None, "target_version": None,
                              "from_revision": None, "result": "Succeeded"}))
     assert calls == ["run", "release", "refresh"] and seen["refreshed"] == 0
     assert (seen["req"].flow_action, seen["req"].result) == ("end", "Succeeded")
-    assert mod.exited["lease"] == "released" and mod.exited["changed"] is True
+    assert out["lease"] == "released" and out["changed"] is True

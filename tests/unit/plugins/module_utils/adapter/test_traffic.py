@@ -5,9 +5,10 @@ the same process once the move succeeded."""
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Set
+from typing import Any, Dict, List
 
 import pytest
+from support.fake_module import FakeModule, ended
 
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter import traffic as adapter
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.traffic import mask_params, request
@@ -80,29 +81,8 @@ def test_a_check_by_test_phase_has_no_opener() -> None:
 
 # -- the flow's end, in the rollout's process ------------------------------------------------
 
-class _Exit(Exception):
-    pass
-
-
-class _Module:
-    def __init__(self, **given: Any) -> None:
-        self.params = _params(**given)
-        self.check_mode, self._diff = False, False
-        self.no_log_values: Set[str] = set()
-        self.warnings: List[str] = []
-        self.exited: Dict[str, Any] = {}
-        self.failed: Dict[str, Any] = {}
-
-    def warn(self, warning: str) -> None:
-        self.warnings.append(warning)
-
-    def exit_json(self, **result: Any) -> None:
-        self.exited = result
-        raise _Exit()
-
-    def fail_json(self, **result: Any) -> None:
-        self.failed = result
-        raise _Exit()
+def _module(**given: Any) -> FakeModule:
+    return FakeModule(module, **dict(_params(), **given))
 
 
 def _end_flow(**given: Any) -> Dict[str, Any]:
@@ -156,63 +136,61 @@ def ends(monkeypatch: pytest.MonkeyPatch) -> _Ends:
     return ends
 
 
-def _run(mod: _Module) -> _Module:
-    with pytest.raises(_Exit):
-        adapter.run(mod)
-    return mod
+def _run(mod: FakeModule) -> Dict[str, Any]:
+    """The task's result (failed or not), as the adapter ended it."""
+    return ended(adapter.run, mod).result
 
 
 def test_a_rollout_with_end_flow_ends_the_flow_in_its_own_process(ends: _Ends) -> None:
-    mod = _run(_Module(end_flow=_end_flow(name="greenfield")))
+    out = _run(_module(end_flow=_end_flow(name="greenfield")))
     (end,) = ends.calls
     req = end["req"]
     assert (req.service, req.namespace, req.flow, req.flow_action, req.result, req.lifecycle_state, req.message) == (
         "keystone", "openstack", "greenfield", "end", "Succeeded", "Operational", "")
     # The Phase left its end's refresh to the flow's end, told that the record changed.
     assert _Runner.made["flow_ends_after"] is True and end["changed_before"] is True
-    assert mod.exited["changed"] is True and mod.exited["lease"] == "released"
-    assert mod.exited["lifecycle"] == {"state": "Operational"} and mod.exited["report"].endswith("Succeeded")
-    assert "diff" not in mod.exited
+    assert out["changed"] is True and out["lease"] == "released"
+    assert out["lifecycle"] == {"state": "Operational"} and out["report"].endswith("Succeeded")
+    assert "diff" not in out
 
 
 def test_a_rerun_that_finds_the_traffic_and_the_flow_ended_changes_nothing(ends: _Ends) -> None:
     _Runner.outcome = {"changed": False}
     ends.answer["changed"] = False
-    mod = _run(_Module(end_flow=_end_flow(name="greenfield", reason="opened")))
-    assert mod.exited["changed"] is False and ends.calls[0]["changed_before"] is False
+    out = _run(_module(end_flow=_end_flow(name="greenfield", reason="opened")))
+    assert out["changed"] is False and ends.calls[0]["changed_before"] is False
     assert ends.calls[0]["req"].message == "opened"
 
 
 def test_the_end_alone_changing_the_record_is_a_change(ends: _Ends) -> None:
     _Runner.outcome = {"changed": False}  # a re-run interrupted between the rollout and the end
-    assert _run(_Module(end_flow=_end_flow(name="greenfield"))).exited["changed"] is True
+    assert _run(_module(end_flow=_end_flow(name="greenfield")))["changed"] is True
 
 
 def test_a_failed_move_ends_no_flow(ends: _Ends) -> None:
     _Runner.outcome = {"fails": "timed out after 300s: no ready endpoint"}
-    mod = _run(_Module(end_flow=_end_flow(name="greenfield")))
-    assert mod.failed["msg"] == "timed out after 300s: no ready endpoint" and ends.calls == []
+    end = ended(adapter.run, _module(end_flow=_end_flow(name="greenfield")))
+    assert end.failed and end.result["msg"] == "timed out after 300s: no ready endpoint" and ends.calls == []
 
 
 def test_an_end_that_fails_fails_the_task_saying_the_traffic_moved(ends: _Ends) -> None:
     ends.answer.update(raises="no greenfield flow was started for this service; start it first (flow.action=start)",
                        warnings=["the UpdateStatus was not refreshed: 403"])
-    mod = _run(_Module(end_flow=_end_flow(name="greenfield")))
-    assert mod.failed["msg"] == ("Service keystone-api selects the release's pods: 2 ready endpoint(s); the greenfield "
+    mod = _module(end_flow=_end_flow(name="greenfield"))
+    end = ended(adapter.run, mod)
+    assert end.failed and end.result["msg"] == ("Service keystone-api selects the release's pods: 2 ready endpoint(s); the greenfield "
                                  "flow was not ended: no greenfield flow was started for this service; start it "
                                  "first (flow.action=start)")
-    assert mod.failed["changed"] is True and "diff" not in mod.failed
+    assert end.result["changed"] is True and "diff" not in end.result
     assert mod.warnings == ["the UpdateStatus was not refreshed: 403"]
 
 
 def test_check_mode_asks_the_end_in_check_mode(ends: _Ends) -> None:
-    mod = _Module(end_flow=_end_flow(name="greenfield"))
-    mod.check_mode = True
-    _run(mod)
+    _run(FakeModule(module, check_mode=True, **dict(_params(), end_flow=_end_flow(name="greenfield"))))
     assert _Runner.made["check_mode"] is True and ends.calls[0]["check_mode"] is True
 
 
 def test_without_end_flow_the_phase_refreshes_its_own_end_and_no_flow_ends(ends: _Ends) -> None:
-    mod = _run(_Module())
+    out = _run(_module())
     assert _Runner.made["flow_ends_after"] is False and ends.calls == []
-    assert not {"lifecycle", "report", "lease"} & set(mod.exited)
+    assert not {"lifecycle", "report", "lease"} & set(out)
