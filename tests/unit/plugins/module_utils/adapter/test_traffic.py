@@ -178,7 +178,8 @@ def test_an_end_that_fails_fails_the_task_saying_the_traffic_moved(ends: _Ends) 
                        warnings=["the UpdateStatus was not refreshed: 403"])
     mod = _module(end_flow=_end_flow(name="greenfield"))
     end = ended(adapter.run, mod)
-    assert end.failed and end.result["msg"] == ("Service keystone-api selects the release's pods: 2 ready endpoint(s); the greenfield "
+    assert end.failed
+    assert end.result["msg"] == ("Service keystone-api selects the release's pods: 2 ready endpoint(s); the greenfield "
                                  "flow was not ended: no greenfield flow was started for this service; start it "
                                  "first (flow.action=start)")
     assert end.result["changed"] is True and "diff" not in end.result
