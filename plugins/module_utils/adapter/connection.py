@@ -17,7 +17,6 @@ import functools
 import os
 from typing import Any, Callable, Iterator
 
-from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
 from ansible_collections.lcm.openstack.plugins.module_utils.common import transient
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import (
@@ -89,6 +88,14 @@ def _missing_kubeconfig(module: Any) -> str:
     # The path itself stays out: kubernetes.core's Helm options mark kubeconfig no_log.
     return ("the kubeconfig file given (kubeconfig or K8S_AUTH_KUBECONFIG) does not exist: point it at a "
             "kubeconfig file, or set host and api_key (K8S_AUTH_HOST, K8S_AUTH_API_KEY)")
+
+
+def get_api_client(**options: Any) -> Any:
+    """kubernetes.core's get_api_client, imported when a client is made: its
+    module loads the kubernetes package (common/compat.py says what that
+    costs), which a helm_release that finds nothing to change never needs."""
+    from ansible_collections.kubernetes.core.plugins.module_utils.k8s import client as core  # pylint: disable=import-outside-toplevel
+    return core.get_api_client(**options)
 
 
 def client(module: Any) -> Any:

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Dict
 
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.common import given, mask, mask_release_params, warn
@@ -30,9 +31,10 @@ def run_helm_release(module: Any) -> None:
     req = release_request(module.params)
     # The request holds the values; every exit from here echoes them masked.
     mask_release_params(module.params, redactor)
-    # absent too: it deletes the hooks a hung uninstall left, and kept objects on a purge.
-    dyn = helm_kube_client(module)
-    manager = ReleaseManager(helm, req, dyn, module.check_mode)
+    # Connected when first needed (the Lease, the wait, the hooks a hung
+    # uninstall left, kept objects on a purge): a release found as asked needs
+    # no client, and its import is most of such a run (common/compat.py).
+    manager = ReleaseManager(helm, req, check_mode=module.check_mode, connect=functools.partial(helm_kube_client, module))
     actions = {"present": manager.present, "absent": manager.absent,
                "rolledback": manager.rolledback, "tested": manager.tested}
     try:

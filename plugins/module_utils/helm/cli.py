@@ -71,6 +71,52 @@ class Result:
     stderr: str
 
 
+class Started:
+    """One Helm process, started. Its output goes to unnamed temporary files,
+    not pipes: several can run at once and print any amount without one
+    waiting on another's reader."""
+
+    def __init__(self, command: List[str], env: Dict[str, str], timeout: float, redactor: Redactor) -> None:
+        self.command, self.timeout, self.redactor = command, timeout, redactor
+        self.deadline = time.monotonic() + timeout
+        self.out, self.err = tempfile.TemporaryFile(), tempfile.TemporaryFile()
+        try:
+            # Not a `with`: the process outlives this call, stop() ends it.
+            self.proc = subprocess.Popen(  # pylint: disable=consider-using-with
+                command, stdout=self.out, stderr=self.err, stdin=subprocess.DEVNULL, env=env)
+        except FileNotFoundError as exc:
+            self.out.close()
+            self.err.close()
+            raise HelmError(f"helm binary {command[0]} not found; set binary_path (helm_binary) or HELM_BIN") from exc
+
+    def result(self) -> Result:
+        """What Helm printed once it ended; a Helm still running at the deadline is killed."""
+        try:
+            rc = self.proc.wait(timeout=max(0.0, self.deadline - time.monotonic()))
+        except subprocess.TimeoutExpired as exc:
+            raise HelmError(f"helm {self.command[1]} did not finish in {self.timeout:.0f}s",
+                            command=self.redactor.redact(" ".join(self.command))) from exc
+        return Result([self.redactor.redact(a) for a in self.command], rc, _text(self.out), _text(self.err))
+
+    def stop(self) -> None:
+        """Kill Helm if it still runs; close its output files."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self.out.close()
+        self.err.close()
+
+
+def _text(output: Any) -> str:
+    output.seek(0)
+    return output.read().decode("utf-8", errors="replace")
+
+
+def _read_lost(args: Sequence[str], result: Result) -> bool:
+    """A read that failed because its connection broke (run retries those)."""
+    return result.rc != 0 and args[0] in READS and connection_lost(result.stderr)
+
+
 @dataclass
 class Helm:
     binary: str
@@ -88,27 +134,42 @@ class Helm:
             result = self._run_once(args, timeout)
             attempt += 1
             pause = transient.backoff(attempt)
-            if result.rc == 0 or args[0] not in READS or not connection_lost(result.stderr) \
-                    or time.monotonic() + pause > end:
+            if not _read_lost(args, result) or time.monotonic() + pause > end:
                 break
             time.sleep(pause)
         if check and result.rc != 0:
             raise self.error(result)
         return result
 
+    def run_together(self, calls: Sequence[Sequence[str]]) -> List[Result]:
+        """Helm on each of `calls` at once; their results in order, as
+        run(check=False) gives them. For the reads one decision needs: a Helm
+        process spends its time starting and waiting on the apiserver, so a
+        few together cost about what one does. A read whose connection broke
+        runs again on its own, with run's retries."""
+        started: List[Started] = []
+        try:
+            for args in calls:
+                started.append(self._start(args, None))
+            results = [one.result() for one in started]
+        finally:
+            for one in started:
+                one.stop()
+        return [self.run(args, check=False) if _read_lost(args, result) else result
+                for args, result in zip(calls, results)]
+
     def _run_once(self, args: Sequence[str], timeout: Optional[float]) -> Result:
+        started = self._start(args, timeout)
+        try:
+            return started.result()
+        finally:
+            started.stop()
+
+    def _start(self, args: Sequence[str], timeout: Optional[float]) -> "Started":
         command = [self.binary, *args]
         env = dict(os.environ)
         env.update(self.env)
-        try:
-            proc = subprocess.run(command, capture_output=True, text=True, env=env, check=False,
-                                  timeout=timeout or self.timeout)
-        except FileNotFoundError as exc:
-            raise HelmError(f"helm binary {self.binary} not found; set binary_path (helm_binary) or HELM_BIN") from exc
-        except subprocess.TimeoutExpired as exc:
-            raise HelmError(f"helm {args[0]} did not finish in {timeout or self.timeout:.0f}s",
-                            command=self.redactor.redact(" ".join(command))) from exc
-        return Result([self.redactor.redact(a) for a in command], proc.returncode, proc.stdout, proc.stderr)
+        return Started(command, env, timeout or self.timeout, self.redactor)
 
     def error(self, result: Result, what: str = "") -> HelmError:
         """A HelmError with Helm's output, credentials masked; a namespace
@@ -175,7 +236,11 @@ class Helm:
 
     # -- reading a release ------------------------------------------------------
     def status(self, release: str, namespace: str) -> Optional[Dict[str, Any]]:
-        result = self.run(["status", release, "--namespace", namespace, "--output", "json"], check=False)
+        return self.status_of(self.run(status_args(release, namespace), check=False))
+
+    def status_of(self, result: Result) -> Optional[Dict[str, Any]]:
+        """`helm status --output json`'s release (its last revision, manifest
+        and user-supplied values); None when there is no release."""
         if result.rc != 0:
             if "not found" in result.stderr:
                 return None
@@ -183,8 +248,10 @@ class Helm:
         return json.loads(result.stdout)
 
     def history(self, release: str, namespace: str) -> List[Dict[str, Any]]:
-        result = self.run(["history", release, "--namespace", namespace, "--output", "json",
-                           "--max", "256"], check=False)
+        return self.history_of(self.run(history_args(release, namespace), check=False))
+
+    def history_of(self, result: Result) -> List[Dict[str, Any]]:
+        """`helm history --output json`'s revisions, oldest first; none without a release."""
         if result.rc != 0:
             if "not found" in result.stderr:
                 return []
@@ -212,16 +279,29 @@ class Helm:
 
     def template(self, release: str, chart: str, namespace: str, chart_version: Optional[str],
                  value_args: List[str], extra: Sequence[str] = ()) -> str:
-        args = ["template", release, chart, "--namespace", namespace, *value_args, *extra]
-        if chart_version:
-            args += ["--version", chart_version]
-        return self.run(args).stdout
+        return self.run(template_args(release, chart, namespace, chart_version, value_args, extra)).stdout
 
     def show_chart(self, chart: str, chart_version: Optional[str]) -> Dict[str, Any]:
         args = ["show", "chart", chart]
         if chart_version:
             args += ["--version", chart_version]
         return yaml.safe_load(self.run(args).stdout) or {}
+
+
+def status_args(release: str, namespace: str) -> List[str]:
+    return ["status", release, "--namespace", namespace, "--output", "json"]
+
+
+def history_args(release: str, namespace: str) -> List[str]:
+    return ["history", release, "--namespace", namespace, "--output", "json", "--max", "256"]
+
+
+def template_args(release: str, chart: str, namespace: str, chart_version: Optional[str],
+                  value_args: List[str], extra: Sequence[str] = ()) -> List[str]:
+    args = ["template", release, chart, "--namespace", namespace, *value_args, *extra]
+    if chart_version:
+        args += ["--version", chart_version]
+    return args
 
 
 def merge_values(base: Mapping[str, Any], over: Mapping[str, Any]) -> Dict[str, Any]:

@@ -15,20 +15,24 @@ from typing import Any, Callable, Dict, List, Mapping, Optional
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import yaml
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.chart_files import ChartSource
-from ansible_collections.lcm.openstack.plugins.module_utils.helm.cli import Helm, HelmError, merge_values
+from ansible_collections.lcm.openstack.plugins.module_utils.helm.cli import Helm, HelmError, Result, merge_values, template_args
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.render import masked_manifest, parse_manifest
 
 
-def rendered(helm: Helm, req: Any, value_args: List[str]) -> str:
-    """The release as it would be, from the chart and values asked for (no hooks, no tests)."""
-    try:
-        return helm.template(req.name, req.chart, req.namespace, req.chart_version, value_args,
-                             ["--no-hooks", "--skip-tests"])
-    except HelmError as exc:
+def render_args(req: Any, value_args: List[str]) -> List[str]:
+    """The `helm template` of the release as it would be (no hooks, no tests)."""
+    return template_args(req.name, req.chart, req.namespace, req.chart_version, value_args,
+                         ["--no-hooks", "--skip-tests"])
+
+
+def rendered(helm: Helm, req: Any, result: Result) -> str:
+    """The manifest render_args' run printed; a chart that does not render said so."""
+    if result.rc != 0:
+        exc = helm.error(result)
         raise HelmError(f"chart {req.chart}"
                         f"{' version ' + req.chart_version if req.chart_version else ''}"
-                        f" cannot be rendered: {exc.details.get('stderr', str(exc)).strip()}",
-                        **exc.details) from exc
+                        f" cannot be rendered: {exc.details.get('stderr', str(exc)).strip()}", **exc.details)
+    return result.stdout
 
 
 def check_local_chart_version(req: Any, chart: ChartSource) -> None:

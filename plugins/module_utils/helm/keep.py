@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Sequence, Set, Tuple
 
-from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import DynamicApiError, NotFoundError
+from ansible_collections.lcm.openstack.plugins.module_utils.common import compat
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.cli import HelmError
 
 KEEP_ANNOTATION = "helm.sh/resource-policy"
@@ -102,7 +102,7 @@ def existing(dyn: Any, namespace: str, refs: Iterable[Ref]) -> Set[Ref]:
     for r in refs:
         try:
             dyn.resources.get(api_version=r.api_version, kind=r.kind).get(name=r.name, namespace=namespace)
-        except NotFoundError:
+        except compat.NotFoundError:
             continue
         out.add(r)
     return out
@@ -115,9 +115,9 @@ def delete(dyn: Any, namespace: str, refs: Iterable[Ref]) -> List[Ref]:
         try:
             dyn.resources.get(api_version=r.api_version, kind=r.kind).delete(
                 name=r.name, namespace=namespace, body={"propagationPolicy": "Background"})
-        except NotFoundError:
+        except compat.NotFoundError:
             continue
-        except DynamicApiError as exc:
+        except compat.DynamicApiError as exc:
             raise HelmError(f"cannot delete {r} in {namespace}: {getattr(exc, 'reason', exc)}") from exc
         gone.append(r)
     return gone

@@ -1,51 +1,33 @@
 # Copyright: lcm.openstack contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""A release's revisions as Helm's storage holds them: what `helm history`,
-`helm get manifest` and `helm get values` print, from one list of the
-release's storage records instead of three Helm processes.
+"""A release's revisions as Helm reads them: its history, and its last
+revision's manifest and user-supplied values, from two Helm reads run at
+once (`helm history` and `helm status --output json`), beside the render
+that the decision compares them with.
 
-Those three commands read nothing else: Helm lists the Secrets (or, with
-HELM_DRIVER=configmap, the ConfigMaps) labelled owner=helm,name=<release> in
-the namespace (helm/storage.py decodes one and says which kind), sorts them
-by revision, prints the newest 256 as the history, and the newest one's
-manifest and user-supplied values (`config`). The same list is read here,
-and printed the same way, only where it is the record Helm reads: a dynamic
-client, a Kubernetes storage driver (the SQL driver keeps its rows where only
-Helm reaches; the memory driver is refused), and a release name Helm accepts
-(Helm refuses the others with its own words). Anything else, and a client
-that may not list the records, asks the Helm CLI as before. Like the Lease and the watcher, this takes the dynamic client to
-reach the cluster Helm works on (the same connection options).
+Why Helm and not the storage records through the Kubernetes client: the
+client's import alone (about 0.2 s, common/compat.py) costs more than these
+Helm processes, which run together; a helm_release that finds its release as
+asked then never loads it. Helm also reads every storage driver (Secret,
+ConfigMap, SQL) with its own credentials (HELM_KUBE*), so what is compared
+is what Helm would upgrade from.
+
+The two reads are two requests: a revision written between them would pair
+one revision's history with another's manifest. They are read again until
+they agree (the status's revision is the history's last), and a release that
+keeps changing is said to be changing, not decided on.
 """
 
 from __future__ import annotations
 
 import os
-import re
-import zlib
-from dataclasses import dataclass
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Sequence
 
-from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import DynamicApiError
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import api_error
 from ansible_collections.lcm.openstack.plugins.module_utils.helm import storage
-from ansible_collections.lcm.openstack.plugins.module_utils.helm.cli import Helm
+from ansible_collections.lcm.openstack.plugins.module_utils.helm.cli import Helm, HelmError, Result, history_args, status_args
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.history import History
-from ansible_collections.lcm.openstack.plugins.module_utils.kube.plain import plain
 
-MAX_HISTORY = 256  # `helm history --max 256`, as helm/cli.py asks it
-# Helm's own check of a release name (chartutil.ValidateReleaseName).
-_RELEASE_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_MAX_NAME = 53
-# The credentials listing Secrets may lack while Helm's have them: Helm's
-# environment can name another identity (HELM_KUBETOKEN, HELM_KUBEASUSER).
-_DENIED = (401, 403)
-
-
-@dataclass
-class Stored:
-    history: History  # as `helm history --output json --max 256` prints it, oldest first
-    manifest: str  # as `helm get manifest` prints it ('' without revisions)
-    values: Dict[str, Any]  # as `helm get values --output json` prints it: the user-supplied values
+READS = 3  # pairs read before a release that keeps changing is said to be changing
 
 
 def kind_of(helm: Helm) -> Optional[str]:
@@ -53,75 +35,45 @@ def kind_of(helm: Helm) -> Optional[str]:
     return storage.kind(dict(os.environ, **helm.env))
 
 
-def read(dyn: Any, namespace: str, release: str, of: str = storage.SECRET) -> Optional[Stored]:
-    """The release as Helm's storage holds it, in `of` (Secrets or
-    ConfigMaps); None when the client may not list them."""
-    stored = dyn.resources.get(api_version="v1", kind=of)
-    try:
-        listed = stored.get(namespace=namespace, label_selector=f"owner=helm,name={release}", serializer=plain)
-    except DynamicApiError as exc:
-        if getattr(exc, "status", None) in _DENIED:
-            return None
-        raise api_error(exc, "list", f"{of.lower()}s", namespace) from exc
-    records = sorted(_decoded(listed.to_dict().get("items") or [], of), key=_revision)[-MAX_HISTORY:]
-    last = records[-1] if records else {}
-    return Stored(history=[entry(r) for r in records],
-                  manifest=f"{last.get('manifest') or ''}\n" if records else "",
-                  values=last.get("config") or {})
-
-
-def entry(record: Dict[str, Any]) -> Dict[str, Any]:
-    """One revision as `helm history --output json` prints it."""
-    info = record.get("info") or {}
-    metadata = (record.get("chart") or {}).get("metadata")
-    known = isinstance(metadata, dict)  # Helm says MISSING for a record without its chart (helm/helm#1347)
-    updated = str(info.get("last_deployed") or "")
-    return {"revision": _revision(record),
-            "updated": "" if updated.startswith("0001-01-01T00:00:00") else updated,  # Go's zero time
-            "status": str(info.get("status") or ""),
-            "chart": f"{metadata.get('name') or ''}-{metadata.get('version') or ''}" if known else "MISSING",
-            "app_version": str(metadata.get("appVersion") or "") if known else "MISSING",
-            "description": str(info.get("description") or "")}
-
-
-def _decoded(items: List[Dict[str, Any]], of: str) -> List[Dict[str, Any]]:
-    """Each item's record; one that does not decode is left out, as Helm leaves it out."""
-    out = []
-    for item in items:
-        try:
-            out.append(storage.decode((item.get("data") or {}).get("release") or "", of))
-        except (ValueError, OSError, EOFError, zlib.error):  # base64, gzip or JSON that is not
-            continue
-    return [r for r in out if isinstance(r, dict)]
-
-
-def _revision(record: Dict[str, Any]) -> int:
-    return int(record.get("version") or 0)
-
-
 class Revisions:
-    """The release's history, and the last revision's manifest and values,
-    read from storage where that is what Helm reads, else by the Helm CLI.
-    The manifest and values are those of the history read last."""
+    """The release's history, and its last revision's manifest and values."""
 
-    def __init__(self, helm: Helm, dyn: Any, name: str, namespace: str) -> None:
-        self.helm, self.dyn, self.name, self.namespace = helm, dyn, name, namespace
-        self.stored: Optional[Stored] = None
+    def __init__(self, helm: Helm, name: str, namespace: str) -> None:
+        self.helm, self.name, self.namespace = helm, name, namespace
+        self.history: History = []
+        self._last: Dict[str, Any] = {}
 
-    def history(self) -> History:
-        of = kind_of(self.helm)  # refuses a driver that keeps nothing, first
-        self.stored = read(self.dyn, self.namespace, self.name, of) if of and self._from_storage() else None
-        return self.stored.history if self.stored is not None else self.helm.history(self.name, self.namespace)
+    def read(self, alongside: Sequence[Sequence[str]] = ()) -> List[Result]:
+        """Read the release; `alongside`, Helm commands run at the same time
+        (the first time only), and their results in order."""
+        together: List[Result] = []
+        for attempt in range(READS):
+            calls = [history_args(self.name, self.namespace), status_args(self.name, self.namespace)]
+            results = self.helm.run_together([*calls, *(alongside if attempt == 0 else ())])
+            together = together or results[2:]
+            self.history = self.helm.history_of(results[0])
+            last = self.helm.status_of(results[1])
+            if _agree(self.history, last):
+                self._last = last or {}
+                return together
+        raise HelmError(f"release {self.name} in namespace {self.namespace} changed {READS} times while it was "
+                        "read: another Helm command is changing it; run again when it is done",
+                        command=" ".join(results[0].command))
 
     def manifest(self) -> str:
-        return self.stored.manifest if self.stored is not None else self.helm.get_manifest(self.name, self.namespace)
+        """As `helm get manifest` prints it ('' without revisions)."""
+        return f"{self._last.get('manifest') or ''}\n" if self.history else ""
 
     def values(self) -> Dict[str, Any]:
-        values = self.stored.values if self.stored is not None else self.helm.get_values(self.name, self.namespace)
+        """As `helm get values --output json` prints them: the user-supplied values."""
+        values = self._last.get("config") or {}
         # The deployed credentials are masked too, wherever they would show.
         self.helm.redactor.add_values(values)
         return values
 
-    def _from_storage(self) -> bool:
-        return self.dyn is not None and len(self.name) <= _MAX_NAME \
-            and bool(_RELEASE_NAME.match(self.name))
+
+def _agree(history: History, last: Optional[Dict[str, Any]]) -> bool:
+    """The status read is of the history's last revision (or neither has one)."""
+    if not history:
+        return last is None
+    return last is not None and int(last.get("version") or 0) == int(history[-1].get("revision") or 0)

@@ -6,8 +6,10 @@ Idempotence needs no helm-diff plugin: the chart (name and version), the
 user-supplied values and the rendered manifest (`helm template`, hooks and
 tests left out on both sides) are compared with the last revision; only a
 difference, or a release that is not `deployed`, makes an upgrade. The
-revision is read from Helm's storage (helm/records.py), a chart on disk from
-its files (helm/chart_files.py): a no-op runs only `helm template`.
+revision is read by `helm history` and `helm status`, run at once with that
+`helm template` (helm/records.py), a chart on disk from its files
+(helm/chart_files.py). The cluster client is made only when the release
+changes: a no-op never loads it.
 
 Unless `helm_wait` (or `atomic`, whose rollback Helm ties to its own wait)
 is set, the objects of the release manifest are waited on by the phase
@@ -24,7 +26,7 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
 from ansible_collections.lcm.openstack.plugins.module_utils.helm import (
     chart_jobs, history as release_history, keep as release_keep, lease as release_lease, removal as release_removal,
@@ -67,22 +69,34 @@ class ReleaseRequest:
 
 class ReleaseManager:
     def __init__(self, helm: Helm, req: ReleaseRequest, dyn: Any = None,
-                 check_mode: bool = False) -> None:
-        self.helm, self.req, self.dyn, self.check_mode = helm, req, dyn, check_mode
+                 check_mode: bool = False, connect: Optional[Callable[[], Any]] = None) -> None:
+        """`dyn` the cluster's dynamic client, or `connect` to make it when
+        first needed: a release found as asked needs none."""
+        self.helm, self.req, self.check_mode = helm, req, check_mode
+        self._dyn, self._connect = dyn, connect
         self.helm.redactor.add_values(req.values)
         self.commands: List[str] = []
         self.notes: List[str] = []  # said as warnings: what was recovered from
         self.extra: Dict[str, Any] = {}
-        # Another run on the release is refused by a Lease (helm/lease.py).
-        self.guard = release_lease.ReleaseGuard(dyn, req.namespace, req.name) if dyn is not None else None
+        self._guard: Any = None
+
+    @property
+    def dyn(self) -> Any:
+        if self._dyn is None and self._connect is not None:
+            self._dyn, self._connect = self._connect(), None
+        return self._dyn
+
+    @property
+    def guard(self) -> Any:
+        """The Lease that refuses another run on the release (helm/lease.py); None without a client."""
+        if self._guard is None and self.dyn is not None:
+            self._guard = release_lease.ReleaseGuard(self.dyn, self.req.namespace, self.req.name)
+        return self._guard
 
     # -- states ------------------------------------------------------------
     def present(self) -> Dict[str, Any]:
         req = self.req
         self.helm.check_version()
-        deployed = records.Revisions(self.helm, self.dyn, req.name, req.namespace)
-        history = deployed.history()
-        self._refuse_pending(history)
         if not req.chart:
             raise HelmError("chart is required for state=present")
         chart = ChartSource(self.helm, req.chart, req.chart_version)
@@ -92,7 +106,11 @@ class ReleaseManager:
             req.values = merge_values(req.values, chart_jobs.jobs_off(switches))
             self.extra["disabled_jobs"] = switches
         with self.helm.values_args(req.values, req.values_files, req.set_values) as value_args:
-            desired = drift.rendered(self.helm, req, value_args)
+            deployed = records.Revisions(self.helm, req.name, req.namespace)
+            (render,) = deployed.read(alongside=[drift.render_args(req, value_args)])
+            history = deployed.history
+            self._refuse_pending(history)
+            desired = drift.rendered(self.helm, req, render)
             self.helm.redactor.add_objects(o.obj for o in parse_manifest(desired))
             current = drift.current_manifest(history, deployed.manifest)
             operation = drift.needed(req, history, desired, current, chart.metadata, deployed.values)
@@ -254,7 +272,7 @@ class ReleaseManager:
 
     @property
     def warnings(self) -> List[str]:
-        return (self.guard.warnings if self.guard is not None else []) + self.notes
+        return (self._guard.warnings if self._guard is not None else []) + self.notes
 
     def _exclusive(self, operation: str, history: List[Dict[str, Any]]) -> Any:
         """Hold the release's Lease around the Helm command that changes it."""

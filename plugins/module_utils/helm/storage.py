@@ -29,7 +29,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Dict, Mapping, Optional
 
-from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import DynamicApiError
+from ansible_collections.lcm.openstack.plugins.module_utils.common import compat
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError, api_error
 
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -78,7 +78,7 @@ def deployed(dyn: Any, namespace: str, release: str, of: str = SECRET) -> Option
     selector = f"owner=helm,name={release},status=deployed"
     try:
         items = stored.get(namespace=namespace, label_selector=selector).to_dict().get("items") or []
-    except DynamicApiError as exc:
+    except compat.DynamicApiError as exc:
         raise api_error(exc, "list", f"{of.lower()}s", namespace) from exc
     if not items:
         return None
@@ -129,7 +129,7 @@ def mark_failed(dyn: Any, namespace: str, release: str, revision: int, descripti
     plural = f"{of.lower()}s"
     try:
         current = stored.get(name=name, namespace=namespace).to_dict()
-    except DynamicApiError as exc:
+    except compat.DynamicApiError as exc:
         if getattr(exc, "status", None) == 404:
             return False
         raise api_error(exc, "get", plural, namespace) from exc
@@ -143,6 +143,6 @@ def mark_failed(dyn: Any, namespace: str, release: str, revision: int, descripti
             "data": {"release": encode(record, of)}}
     try:
         stored.patch(body=body, namespace=namespace, content_type="application/merge-patch+json")
-    except DynamicApiError as exc:
+    except compat.DynamicApiError as exc:
         raise api_error(exc, "patch", plural, namespace) from exc
     return True

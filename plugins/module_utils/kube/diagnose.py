@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Tuple
 
-from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import ApiException, DynamicApiError, core_v1_api
+from ansible_collections.lcm.openstack.plugins.module_utils.common import compat
+from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import core_v1_api
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.failures import FAILURE_THRESHOLD, UNSCHEDULABLE
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.readiness import (
     CURRENT, Readiness, explain_pod,
@@ -35,7 +36,7 @@ def pods_of(dyn: Any, namespace: str, obj: Dict[str, Any]) -> List[Dict[str, Any
     try:
         pods = dyn.resources.get(api_version="v1", kind="Pod")
         return pods.get(namespace=namespace, label_selector=selector).to_dict().get("items") or []
-    except (ApiException, DynamicApiError):
+    except (compat.ApiException, compat.DynamicApiError):
         return []
 
 
@@ -73,7 +74,7 @@ def log_tail(dyn: Any, namespace: str, obj: Dict[str, Any],
                     tail_lines=LOG_LINES)
                 if text:
                     return _tail(text)
-            except (ApiException, ValueError):
+            except (compat.ApiException, ValueError):
                 pass
             return f"container {cstatus.get('name')} exited {term.get('exitCode')} ({term.get('reason', '')}); no log available"
     return ""

@@ -26,7 +26,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, Dict, Mapping, Optional
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common import transient
-from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import ConflictError, DynamicApiError
+from ansible_collections.lcm.openstack.plugins.module_utils.common import compat
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError, api_error
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.objects import get_or_none
 
@@ -135,7 +135,7 @@ class Lease:
                 transient.retry(lambda: self.res.create(body=self._body(purpose, now, now, 0),
                                                         namespace=self.namespace))
                 return Outcome("acquired", self.said("acquired"))
-            except DynamicApiError as exc:
+            except compat.DynamicApiError as exc:
                 if exc.status == 404:
                     raise LeaseNamespaceMissing(str(api_error(exc, "create", "leases", self.namespace))) from exc
                 if exc.status != 409:
@@ -242,7 +242,7 @@ class Lease:
         body = dict(body, metadata=dict(body["metadata"], resourceVersion=lease["metadata"]["resourceVersion"]))
         try:
             transient.retry(lambda: self.res.replace(body=body, name=self.name, namespace=self.namespace))
-        except ConflictError as exc:
+        except compat.ConflictError as exc:
             # Sent again after a blip, a write that landed the first time meets a conflict.
             stored = self._get()
             spec = (stored or {}).get("spec") or {}
@@ -252,5 +252,5 @@ class Lease:
                 if held is not None and held.identity != self.holder:
                     raise self.refusal(held, now) from exc
                 raise self.raced() from exc
-        except DynamicApiError as exc:
+        except compat.DynamicApiError as exc:
             raise api_error(exc, "update", "leases", self.namespace) from exc

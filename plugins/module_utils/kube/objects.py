@@ -23,7 +23,7 @@ import copy
 from typing import Any, Dict, Optional
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common import transient
-from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import DynamicApiError, NotFoundError
+from ansible_collections.lcm.openstack.plugins.module_utils.common import compat
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError, api_error, api_reason
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import FIELD_MANAGER
 from ansible_collections.lcm.openstack.plugins.module_utils.common.redact import mask_secret
@@ -34,9 +34,9 @@ def get_or_none(res: Any, name: str, namespace: Optional[str] = None) -> Optiona
     """The object `name` of the resource `res` as a dict, or None when it does not exist."""
     try:
         return transient.retry(lambda: res.get(name=name, namespace=namespace).to_dict())
-    except NotFoundError:
+    except compat.NotFoundError:
         return None
-    except DynamicApiError as exc:
+    except compat.DynamicApiError as exc:
         raise api_error(exc, "get", getattr(res, "name", "") or str(getattr(res, "kind", "objects")),
                         namespace) from exc
 
@@ -59,7 +59,7 @@ def applied(res: Any, body: Dict[str, Any], namespace: Optional[str] = None, man
     apiserver's reason, anything else by errors.api_error."""
     try:
         return server_side_apply(res, body, namespace, manager, dry_run)
-    except DynamicApiError as exc:
+    except compat.DynamicApiError as exc:
         if exc.status in (400, 422):
             raise PhaseError(f"the apiserver refused {body['kind']} {body['metadata']['name']}: "
                              f"{api_reason(exc)}") from exc

@@ -27,8 +27,7 @@ import time
 from typing import Any, Dict, Iterator, Optional, Sequence
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common import transient
-from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import ApiException
-from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import watch as k8s_watch
+from ansible_collections.lcm.openstack.plugins.module_utils.common import compat
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.plain import plain
 
 WATCH_CHUNK_SECONDS = 55  # server-side timeout of one watch request; resumed after
@@ -56,7 +55,7 @@ class KindWatch(threading.Thread):
         self.job_pods = job_pods  # watches the pods of the Jobs waited for, not targets
         self.selectors = {"label_selector": label_selector, "field_selector": field_selector}
         self.stopped = threading.Event()
-        self.watcher = k8s_watch.Watch()
+        self.watcher = compat.watch.Watch()
         self.seen: Optional[str] = None  # the last resourceVersion a list or an event carried
         self.lists = 0  # how many times it listed: 1, unless a watch expired (410)
         self.breaks = 0  # how many times the connection broke or the server answered 5xx/429
@@ -105,13 +104,13 @@ class KindWatch(threading.Thread):
                 if event["type"] == "ERROR":
                     if obj.get("code") == 410:
                         return self._expired()
-                    raise ApiException(status=obj.get("code"), reason=obj.get("message"))
+                    raise compat.ApiException(status=obj.get("code"), reason=obj.get("message"))
                 rv = self.seen = obj.get("metadata", {}).get("resourceVersion", rv)
                 if event["type"] != "BOOKMARK":
                     self.events.put((event["type"], self, [obj]))
                 if self.stopped.is_set():
                     break
-        except ApiException as exc:
+        except compat.ApiException as exc:
             if exc.status == 410:
                 return self._expired()
             raise

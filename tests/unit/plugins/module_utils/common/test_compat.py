@@ -1,8 +1,13 @@
 """plugins/module_utils/common/compat.py: the third-party names the engine
 uses come from one place, and are the libraries' own when installed, so an
-error raised by the kubernetes client is caught by what the engine catches."""
+error raised by the kubernetes client is caught by what the engine catches;
+the kubernetes ones are loaded only when first asked for."""
 
 from __future__ import annotations
+
+import os
+import subprocess
+import sys
 
 import kubernetes.dynamic.exceptions as dynamic_exceptions
 import yaml
@@ -25,4 +30,19 @@ def test_the_exceptions_are_the_clients_with_its_hierarchy() -> None:
 
 
 def test_every_exported_name_exists() -> None:
-    assert all(hasattr(compat, name) for name in compat.__all__)
+    assert all(hasattr(compat, name) for name in (*compat.__all__, *compat.KUBERNETES_NAMES))
+
+
+LOADED = """
+import sys
+from ansible_collections.lcm.openstack.plugins.module_utils.common import compat
+before = "kubernetes" in sys.modules
+error = compat.DynamicApiError
+print(before, "kubernetes" in sys.modules, error.__module__)
+"""
+
+
+def test_the_kubernetes_names_are_loaded_when_first_asked_for() -> None:
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    run = subprocess.run([sys.executable, "-c", LOADED], capture_output=True, text=True, env=env, check=True)
+    assert run.stdout.split() == ["False", "True", "kubernetes.dynamic.exceptions"]

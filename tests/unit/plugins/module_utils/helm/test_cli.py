@@ -93,3 +93,62 @@ def test_the_version_of_a_binary_is_asked_once_per_process_and_again_once_it_is_
     fake_helm(tmp_path, "v4.0.10", [])  # another Helm in its place
     assert Helm(str(script)).major == 4
     assert [json.loads(line)[0] for line in log.read_text().splitlines()] == ["version", "version"]
+
+
+# -- reads run together ----------------------------------------------------------------
+def _script(tmp_path: Path, body: str) -> str:
+    """A helm that runs `body` (Python, with `args` its arguments)."""
+    script = tmp_path / "helm"
+    script.write_text("#!/usr/bin/env python3\nimport os, sys, time\nargs = sys.argv[1:]\n" + body)
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    return str(script)
+
+
+def test_reads_run_together_at_once_and_answer_in_order(tmp_path: Path) -> None:
+    """Each of the two waits for the other to have started (a FIFO opens only
+    with both ends): run one after the other, the first would never end."""
+    os.mkfifo(tmp_path / "meet")
+    helm = Helm(_script(tmp_path, f"""
+end = "w" if args[0] == "history" else "r"
+with open({str(tmp_path / 'meet')!r}, end) as meet:
+    if end == "w":
+        meet.write("x" * 200000)
+    else:
+        seen = len(meet.read())
+print(args[0] if end == "w" else f"{{args[0]}} read {{seen}}")
+"""), timeout=20)
+    history, status = helm.run_together([["history", "r"], ["status", "r"]])
+    assert (history.rc, history.stdout, status.stdout) == (0, "history\n", "status read 200000\n")
+    assert history.command[1:] == ["history", "r"] and status.command[1:] == ["status", "r"]
+
+
+def test_output_larger_than_a_pipe_holds_is_read_whole(tmp_path: Path) -> None:
+    helm = Helm(_script(tmp_path, 'sys.stdout.write(args[0] * 300000)\nsys.stderr.write("e" * 300000)\n'))
+    (result,) = helm.run_together([["template"]])
+    assert len(result.stdout) == 8 * 300000 and len(result.stderr) == 300000
+
+
+def test_a_read_whose_connection_broke_runs_again_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(helm_mod.time, "sleep", lambda seconds: None)
+    helm = Helm(_script(tmp_path, f"""
+mark = {str(tmp_path)!r} + "/" + args[0]
+if args[0] == "history" and not os.path.exists(mark):
+    open(mark, "w").close()
+    sys.exit('Error: Get "https://10.0.0.1/api/v1/secrets": connection reset by peer')
+if args[0] == "template":
+    sys.exit("Error: parse error in values.yaml")
+print(args[0])
+"""))
+    history, template = helm.run_together([["history", "r"], ["template", "r"]])
+    assert (history.rc, history.stdout) == (0, "history\n")
+    assert template.rc == 1 and "parse error" in template.stderr  # not a read: not run again
+
+
+def test_reads_that_do_not_end_in_time_are_stopped_all(tmp_path: Path) -> None:
+    helm = Helm(_script(tmp_path, f"open({str(tmp_path)!r} + '/' + args[0], 'w').write(str(os.getpid()))\n"
+                                  "time.sleep(60)\n"), timeout=1)
+    with pytest.raises(HelmError, match="^helm history did not finish in 1s"):
+        helm.run_together([["history", "r"], ["status", "r"]])
+    for name in ("history", "status"):
+        with pytest.raises(ProcessLookupError):  # killed, and reaped
+            os.kill(int((tmp_path / name).read_text()), 0)

@@ -136,7 +136,7 @@ def test_an_upgrade_cut_off_is_run_again_and_said(marked: List[Tuple[str, str, i
     helm = _Scripted([(1, "", RESET), (0, '[{"revision": 1, "status": "superseded"}, '
                                           '{"revision": 2, "status": "pending-upgrade"}]', ""), (0, "", "")])
     manager = ReleaseManager(helm, ReleaseRequest(name="keystone", namespace="openstack", chart="chart"))
-    manager.dyn, manager.guard = object(), _Guard()
+    manager._dyn, manager._guard = object(), _Guard()  # pylint: disable=protected-access
     manager._run(["upgrade", "keystone", "chart"], what="helm upgrade of keystone")  # pylint: disable=protected-access
     assert [r[0] for r in helm.ran] == ["upgrade", "history", "upgrade"]
     assert [m[2] for m in marked] == [2]
@@ -150,7 +150,7 @@ def test_an_upgrade_that_keeps_losing_its_connection_fails_in_the_end(
     failed = (0, '[{"revision": 3, "status": "failed"}]', "")
     helm = _Scripted([(1, "", RESET), failed, (1, "", RESET), failed, (1, "", RESET)])
     manager = ReleaseManager(helm, ReleaseRequest(name="keystone", namespace="openstack", chart="chart"))
-    manager.dyn, manager.guard = object(), _Guard()
+    manager._dyn, manager._guard = object(), _Guard()  # pylint: disable=protected-access
     run = manager._run  # pylint: disable=protected-access
     with pytest.raises(HelmError, match="connection reset by peer"):
         run(["upgrade", "keystone", "chart"], what="helm upgrade of keystone")

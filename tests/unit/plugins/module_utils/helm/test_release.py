@@ -4,8 +4,7 @@ values, chart, test hooks) and logs its calls: what makes an install, an
 upgrade or nothing, the command each runs with, check mode running nothing,
 a rollback's target, what a failed upgrade or test says. Some tests use a
 helm script that prints a canned history (support/fake_helm.py); some a
-cluster that keeps the release in Helm's storage Secrets, which a no-op
-reads instead of asking Helm (helm/records.py).
+cluster client, made only when a change needs it (never for a no-op).
 (The Lease around changing commands: test_lease.py; a release left pending
 by a broken connection: test_interrupted.py; what counts as a change:
 test_drift.py; an uninstall hung in its hooks: test_removal.py and
@@ -13,8 +12,6 @@ test_keep.py; on a real cluster: tests/integration/test_helm_release.py.)"""
 
 from __future__ import annotations
 
-import base64
-import gzip
 import json
 import tarfile
 from pathlib import Path
@@ -22,7 +19,6 @@ from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 import pytest
 import yaml
-from kubernetes.dynamic.exceptions import ForbiddenError
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import NotFoundError
@@ -30,7 +26,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils.common.redact import
 from ansible_collections.lcm.openstack.plugins.module_utils.helm import release
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.cli import Helm, HelmError, Result
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.release import ReleaseManager, ReleaseRequest
-from support.fake_helm import fake_helm
+from support.fake_helm import fake_helm, start_at_once
 from support.fake_leases import Leases, error
 from support.paths import UNIT_FIXTURES
 
@@ -60,6 +56,7 @@ data:
   db-sync.sh: keystone-manage db_sync
 """
 FIXTURES = UNIT_FIXTURES / "release"
+READ = ["history", "status", "template"]  # a present() reads and renders at once (helm/records.py)
 
 
 def _fixture(name: str) -> Any:
@@ -92,16 +89,26 @@ class _Cli(Helm):
         if word in self.fail:
             stderr, self.releases = self.fail[word]
             return Result(["helm", *args], 1, "", stderr)
+        if word == "status" and not self.releases:
+            return Result(["helm", *args], 1, "", "Error: release: not found")
         out = {"history": lambda: json.dumps(self.releases), "get manifest": lambda: self.manifest,
                "get hooks": lambda: self.hooks, "get values": lambda: json.dumps(self.values),
                "show chart": lambda: yaml.safe_dump(self.chart), "show values": lambda: self.defaults,
                "template": lambda: self.rendered if "--no-hooks" in args else self.rendered + self.hooks,
-               "status": lambda: json.dumps({"hooks": self.status_hooks}),
+               "status": self._status,
                "upgrade": lambda: self._revision("Install complete" if not self.releases else "Upgrade complete"),
                "rollback": lambda: self._revision(f"Rollback to {args[2]}"),
                "uninstall": self._uninstalled,
                "test": lambda: ""}[word]()
         return Result(["helm", *args], 0, out, "")
+
+    _start = start_at_once
+
+    def _status(self) -> str:
+        """`helm status --output json` of the last revision: its manifest, values and hooks."""
+        return json.dumps({"name": "keystone", "version": self.releases[-1]["revision"],
+                           "info": {"status": self.releases[-1]["status"]}, "manifest": self.manifest,
+                           "config": self.values, "hooks": self.status_hooks})
 
     def _revision(self, description: str) -> str:
         self.releases = [dict(h, status="superseded") if h["status"] == "deployed" else h for h in self.releases]
@@ -130,24 +137,8 @@ def _present(cli: _Cli, check: bool = False, dyn: Any = None, **req: Any) -> Dic
     return _manager(cli, check, dyn, **dict(dict(chart=CHART, values=VALUES), **req)).present()
 
 
-def _storage_secret(release: str, entry: Dict[str, Any], manifest: str, values: Dict[str, Any]) -> Dict[str, Any]:
-    """A revision's storage Secret as Helm writes it: the release as JSON,
-    gzipped and base64-encoded by Helm, base64-encoded again as Secret data."""
-    name, version = entry["chart"].rsplit("-", 1)
-    record = {"name": release, "namespace": "openstack", "version": entry["revision"], "manifest": manifest,
-              "config": values, "chart": {"metadata": {"name": name, "version": version, "appVersion": "2025.1"}},
-              "info": {"status": entry["status"], "description": entry.get("description", ""),
-                       "last_deployed": "2026-11-24T03:00:00.123456789Z"}}
-    helm_b64 = base64.b64encode(gzip.compress(json.dumps(record).encode()))
-    return {"metadata": {"name": f"sh.helm.release.v1.{release}.v{entry['revision']}",
-                         "labels": {"owner": "helm", "name": release, "status": entry["status"],
-                                    "version": str(entry["revision"])}},
-            "data": {"release": base64.b64encode(helm_b64).decode()}}
-
-
 class _Objects:
-    """A dynamic-client resource over the namespace's objects, each get recorded;
-    a list of Secrets by label answers with the release's storage Secrets."""
+    """A dynamic-client resource over the namespace's objects, each get recorded."""
 
     def __init__(self, cluster: "_Cluster", kind: str) -> None:
         self.cluster, self.kind = cluster, kind
@@ -155,42 +146,20 @@ class _Objects:
     def get(self, name: Optional[str] = None, namespace: str = "", label_selector: Optional[str] = None,
             **kwargs: Any) -> Any:
         self.cluster.calls.append(("get", self.kind, name or label_selector or ""))
-        if label_selector is not None:
-            assert self.kind in ("Secret", "ConfigMap") and label_selector == "owner=helm,name=keystone"
-            if self.cluster.refuse is not None:
-                raise self.cluster.refuse
-            return _Listed(self.cluster.stored(self.kind))
         if (self.kind, name) not in self.cluster.objects:
             raise error(NotFoundError, 404)
         return {"kind": self.kind, "metadata": {"name": name, "namespace": namespace}}
 
 
-class _Listed:
-    def __init__(self, items: List[Dict[str, Any]]) -> None:
-        self.items = items
-
-    def to_dict(self) -> Dict[str, Any]:
-        return {"kind": "SecretList", "items": self.items}
-
-
 class _Cluster:
-    """The namespace's objects, the release's Lease (which the manager holds
-    around a change), and the storage Secrets of the release a _Cli keeps."""
+    """The namespace's objects, and the release's Lease (which the manager holds around a change)."""
 
-    def __init__(self, objects: Set[Tuple[str, str]], cli: Optional[_Cli] = None) -> None:
-        self.resources, self.objects, self.leases, self.cli = self, objects, Leases(), cli
+    def __init__(self, objects: Set[Tuple[str, str]]) -> None:
+        self.resources, self.objects, self.leases = self, objects, Leases()
         self.calls: List[Tuple[str, str, str]] = []
-        self.refuse: Any = None  # what listing Secrets raises
 
     def get(self, api_version: str, kind: str) -> Any:
         return self.leases if kind == "Lease" else _Objects(self, kind)
-
-    def stored(self, kind: str = "Secret") -> List[Dict[str, Any]]:
-        cli = self.cli
-        secrets = [_storage_secret("keystone", h, cli.manifest, cli.values) for h in cli.releases] if cli else []
-        if kind == "ConfigMap":  # HELM_DRIVER=configmap: the same record, without the Secret's base64
-            return [dict(s, data={"release": base64.b64decode(s["data"]["release"]).decode()}) for s in secrets]
-        return secrets
 
 
 @pytest.fixture
@@ -394,7 +363,7 @@ def test_a_failed_atomic_first_install_is_not_said_to_be_rolled_back() -> None:
 
 def test_the_objects_are_waited_for_after_a_change_only(waited: List[List[int]]) -> None:
     cli = _Cli(DEPLOYED)
-    cluster = _Cluster(set(), cli)
+    cluster = _Cluster(set())
     assert _present(cli, dyn=cluster, wait=True)["operation"] == "none"
     assert waited == []
     cli.rendered = MANIFEST.replace("replicas: 1", "replicas: 3")
@@ -429,14 +398,14 @@ def test_kept_hooks_beside_an_install_hook_that_must_run_refuse_the_install() ->
     assert "upgrade" not in cli.subcommands() and not cluster.leases.items
 
 
-def test_a_pending_release_is_refused_before_anything_is_rendered_or_rolled_back() -> None:
+def test_a_pending_release_is_refused_before_anything_is_upgraded_or_rolled_back() -> None:
     pending = DEPLOYED[:1] + [dict(DEPLOYED[1], status="pending-upgrade")]
-    for state in ("present", "rolledback"):
+    for state, read in (("present", READ), ("rolledback", ["history"])):
         cli = _Cli(pending)
         with pytest.raises(HelmError, match="^release keystone is pending-upgrade at revision 2: ") as err:
             getattr(_manager(cli, chart=CHART), state)()
         assert err.value.details["status"]["status"] == "pending-upgrade"
-        assert cli.subcommands() == ["history"]
+        assert cli.subcommands() == read
 
 
 def test_present_needs_a_chart(tmp_path: Path) -> None:
@@ -451,7 +420,8 @@ def test_a_pending_release_is_refused_with_the_command_that_clears_it(tmp_path: 
         _svc(tmp_path, history, chart="/c").present()
     assert str(exc.value).startswith(f"release svc is {state} at revision 2")
     assert "`helm rollback svc 1 -n ns`" in str(exc.value)
-    assert [c[0] for c in _calls(tmp_path)] == ["version", "history"]  # nothing else ran
+    ran = [c[0] for c in _calls(tmp_path)]
+    assert ran[0] == "version" and sorted(ran[1:]) == sorted(READ)  # the reads, run at once: nothing else
 
 
 def test_a_pending_first_install_is_cleared_by_uninstall(tmp_path: Path) -> None:
@@ -500,20 +470,25 @@ def _chart_on_disk(tmp_path: Path, version: str = "0.1.0", archive: bool = False
     return str(tmp_path / f"keystone-{version}.tgz")
 
 
-@pytest.fixture
-def secret_driver(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("HELM_DRIVER", raising=False)  # Helm's default: Secrets
+def _connected(cli: _Cli, cluster: Any, **req: Any) -> Tuple[Dict[str, Any], List[int]]:
+    """present() with a client made only when asked for; and how often it was made."""
+    made: List[int] = []
+
+    def connect() -> Any:
+        made.append(1)
+        return cluster
+    given = dict(dict(name="keystone", namespace="openstack", wait=False, values=VALUES), **req)
+    return ReleaseManager(cli, ReleaseRequest(**given), connect=connect).present(), made
 
 
-@pytest.mark.usefixtures("secret_driver")
 @pytest.mark.parametrize("archive", [False, True])
-def test_a_release_that_is_what_is_asked_runs_only_helm_template(tmp_path: Path, archive: bool) -> None:
-    cli = _Cli(DEPLOYED)
-    cluster = _Cluster(set(), cli)
-    out = _present(cli, dyn=cluster, chart=_chart_on_disk(tmp_path, archive=archive), chart_version="0.1.0")
+def test_a_release_that_is_what_is_asked_is_read_and_rendered_at_once_and_no_client_is_made(
+        tmp_path: Path, archive: bool) -> None:
+    cli = _Cli([dict(h, app_version="2025.1", updated="2026-11-24T03:00:00.123456789Z") for h in DEPLOYED])
+    out, made = _connected(cli, _Cluster(set()), chart=_chart_on_disk(tmp_path, archive=archive),
+                           chart_version="0.1.0")
     assert (out["changed"], out["operation"], out["command"]) == (False, "none", "")
-    assert cli.subcommands() == ["template"]
-    assert cluster.calls == [("get", "Secret", "owner=helm,name=keystone")]  # one list of the storage Secrets
+    assert cli.subcommands() == READ and made == []
     assert out["status"] == {"name": "keystone", "namespace": "openstack", "revision": 2, "chart": "keystone-0.1.0",
                              "app_version": "2025.1", "status": "deployed",
                              "updated": "2026-11-24T03:00:00.123456789Z", "description": "Upgrade complete"}
@@ -521,41 +496,36 @@ def test_a_release_that_is_what_is_asked_runs_only_helm_template(tmp_path: Path,
     assert out["_diff"]["before"] == out["_diff"]["after"] and "keystone-api" in out["_diff"]["before"]
 
 
-@pytest.mark.parametrize("driver", ["configmap", "configmaps"])
-def test_under_the_configmap_driver_a_release_that_is_what_is_asked_runs_only_helm_template(
+@pytest.mark.parametrize("driver", ["secret", "configmap", "sql"])
+def test_under_any_storage_driver_helm_reads_the_release_itself(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, driver: str) -> None:
     monkeypatch.setenv("HELM_DRIVER", driver)
     cli = _Cli(DEPLOYED)
-    cluster = _Cluster(set(), cli)
-    out = _present(cli, dyn=cluster, chart=_chart_on_disk(tmp_path), chart_version="0.1.0")
+    out, made = _connected(cli, _Cluster(set()), chart=_chart_on_disk(tmp_path), chart_version="0.1.0")
     assert (out["changed"], out["operation"], out["status"]["revision"]) == (False, "none", 2)
-    assert cli.subcommands() == ["template"]
-    assert cluster.calls == [("get", "ConfigMap", "owner=helm,name=keystone")]  # one list, of the ConfigMaps
+    assert cli.subcommands() == READ and made == []
 
 
 def test_under_the_memory_driver_nothing_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HELM_DRIVER", "memory")
     cli = _Cli(DEPLOYED)
-    cluster = _Cluster(set(), cli)
     with pytest.raises(PhaseError, match="^HELM_DRIVER=memory keeps a release only as long as one Helm process"):
-        _present(cli, dyn=cluster, chart=_chart_on_disk(tmp_path), chart_version="0.1.0")
-    assert cli.subcommands() == [] and cluster.calls == []
+        _connected(cli, None, chart=_chart_on_disk(tmp_path), chart_version="0.1.0")
+    assert cli.subcommands() == []
 
 
-@pytest.mark.usefixtures("secret_driver")
-def test_a_flow_release_with_its_jobs_off_that_is_what_is_asked_runs_only_helm_template(tmp_path: Path) -> None:
+def test_a_flow_release_with_its_jobs_off_that_is_what_is_asked_runs_only_the_reads(tmp_path: Path) -> None:
     cli = _Cli(DEPLOYED)
     switches = ["job_bootstrap", "job_credential_cleanup", "job_credential_setup", "job_db_drop", "job_db_init",
                 "job_db_sync", "job_fernet_setup"]
     cli.values = dict(VALUES, manifests={s: False for s in switches})
-    out = _present(cli, dyn=_Cluster(set(), cli), chart=_chart_on_disk(tmp_path), disable_jobs=True)
+    out = _present(cli, chart=_chart_on_disk(tmp_path), disable_jobs=True)
     assert (out["operation"], out["disabled_jobs"]) == ("none", switches)
-    assert cli.subcommands() == ["template"]  # the job switches from the chart's values.yaml, not `helm show values`
+    assert cli.subcommands() == READ  # the job switches from the chart's values.yaml, not `helm show values`
 
 
-@pytest.mark.usefixtures("secret_driver")
 @pytest.mark.parametrize("change", ["values", "manifest", "chart", "failed"])
-def test_a_stored_revision_that_differs_is_upgraded(tmp_path: Path, change: str) -> None:
+def test_a_revision_that_differs_is_upgraded_and_the_client_made_then(tmp_path: Path, change: str) -> None:
     cli = _Cli(DEPLOYED)
     if change == "values":
         cli.values = {"pod": {"replicas": {"api": 1}}}
@@ -565,35 +535,41 @@ def test_a_stored_revision_that_differs_is_upgraded(tmp_path: Path, change: str)
         cli.releases = DEPLOYED[:1] + [dict(DEPLOYED[1], chart="keystone-0.0.9")]
     else:
         cli.releases = DEPLOYED[:1] + [dict(DEPLOYED[1], status="failed")]
-    out = _present(cli, dyn=_Cluster(set(), cli), chart=_chart_on_disk(tmp_path))
+    out, made = _connected(cli, _Cluster(set()), chart=_chart_on_disk(tmp_path))
     assert (out["changed"], out["operation"], out["status"]["revision"]) == (True, "upgrade", 3)
-    # decided on storage; the history read again by the Lease's check and after the upgrade
-    assert cli.subcommands() == ["template", "history", "upgrade", "history"]
+    # the history read again by the Lease's check and after the upgrade
+    assert cli.subcommands() == [*READ, "history", "upgrade", "history"] and made == [1]
     if change == "manifest":
         assert "replicas: 3" in out["_diff"]["before"] and "replicas: 1" in out["_diff"]["after"]
 
 
-@pytest.mark.usefixtures("secret_driver")
-@pytest.mark.parametrize("how", ["HELM_DRIVER=sql", "Helm's env HELM_DRIVER=sql", "no client",
-                                 "Secrets forbidden"])
-def test_where_storage_is_not_what_helm_reads_or_may_not_be_listed_helm_answers(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str) -> None:
-    cli = _Cli(DEPLOYED)
-    cluster: Optional[_Cluster] = _Cluster(set(), cli)
-    if how == "HELM_DRIVER=sql":
-        monkeypatch.setenv("HELM_DRIVER", "sql")
-    elif how == "Helm's env HELM_DRIVER=sql":
-        cli.env = {"HELM_DRIVER": "sql"}
-    elif how == "no client":
-        cluster = None
-    else:
-        cluster.refuse = error(ForbiddenError, 403)  # type: ignore[union-attr]
-    out = _present(cli, dyn=cluster, chart=_chart_on_disk(tmp_path))
-    assert (out["changed"], out["operation"], out["status"]["revision"]) == (False, "none", 2)
-    assert [" ".join(a[:2]) for a in cli.ran] == ["history keystone", "template keystone", "get manifest",
-                                                  "get values"]
-    listed = [c for c in (cluster.calls if cluster else []) if c[1] == "Secret"]
-    assert len(listed) == (1 if how == "Secrets forbidden" else 0)
+class _Moving(_Cli):
+    """A release another Helm writes while it is read: `helm status` answers
+    with the revision after the history's, `moves` times."""
+
+    def __init__(self, moves: int) -> None:
+        super().__init__(DEPLOYED)
+        self.moves = moves
+
+    def _status(self) -> str:
+        if self.moves:
+            self.moves -= 1
+            return json.dumps({"version": self.releases[-1]["revision"] + 1, "manifest": "", "config": {}})
+        return super()._status()
+
+
+def test_a_history_and_status_of_two_revisions_are_read_again_without_the_render(tmp_path: Path) -> None:
+    cli = _Moving(moves=1)
+    out = _present(cli, chart=_chart_on_disk(tmp_path))
+    assert out["operation"] == "none" and cli.subcommands() == [*READ, "history", "status"]
+
+
+def test_a_release_that_keeps_changing_while_it_is_read_is_not_decided_on(tmp_path: Path) -> None:
+    cli = _Moving(moves=3)
+    with pytest.raises(HelmError, match="^release keystone in namespace openstack changed 3 times while it was "
+                                        "read: another Helm command is changing it; run again when it is done"):
+        _present(cli, chart=_chart_on_disk(tmp_path))
+    assert "upgrade" not in cli.subcommands()
 
 
 @pytest.mark.parametrize("archive", [False, True])
@@ -604,19 +580,18 @@ def test_a_chart_on_disk_of_another_version_is_refused_from_its_chart_yaml(tmp_p
         _present(cli, chart=chart, chart_version="0.2.0")
     assert str(err.value) == (f"chart {chart} is version 0.1.0, not 0.2.0; fix chart_version, "
                               "or point chart at that version")
-    assert cli.subcommands() == ["history"]  # no `helm show chart`
+    assert cli.subcommands() == []  # refused before any read; no `helm show chart`
     assert _present(cli, chart=chart, chart_version="v0.1.0")["operation"] == "install"
     assert "show" not in cli.subcommands()
 
 
-@pytest.mark.usefixtures("secret_driver")
 def test_a_credential_of_the_stored_revision_is_masked_in_what_a_failed_upgrade_says(tmp_path: Path) -> None:
     old = "an-older-admin-passw0rd"
     cli = _Cli(DEPLOYED)
     cli.values = {"endpoints": {"identity": {"auth": {"admin": {"password": old}}}}, "pod": {"replicas": {"api": 1}}}
     cli.fail["upgrade"] = (f"Error: UPGRADE FAILED: admin:{old} was refused\n", DEPLOYED)
     with pytest.raises(HelmError) as err:
-        _present(cli, dyn=_Cluster(set(), cli), chart=_chart_on_disk(tmp_path))
+        _present(cli, dyn=_Cluster(set()), chart=_chart_on_disk(tmp_path))
     assert str(err.value) == f"helm upgrade of keystone failed: UPGRADE FAILED: admin:{MASK} was refused"
     assert old not in json.dumps(err.value.details)
 
