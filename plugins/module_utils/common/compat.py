@@ -26,7 +26,7 @@ except ImportError:  # pragma: no cover - exercised by ansible-test's import tes
     yaml = None
 
 KUBERNETES_NAMES = ("watch", "ApiException", "ConflictError", "DynamicApiError", "NotFoundError",
-               "ResourceNotFoundError", "IMPORT_ERROR")
+                    "ResourceNotFoundError", "IMPORT_ERROR")
 _loaded: Dict[str, Any] = {}
 
 
