@@ -34,8 +34,10 @@ class Leases:
         self.version = 0
         self.race: Optional[Dict[str, Any]] = None  # written by "another run" just before our write
         self.refuse: Optional[DynamicApiError] = None  # every call fails with it (403, 404 namespace)
+        self.reads = 0  # the gets sent
 
     def get(self, name: str, namespace: str) -> _R:
+        self.reads += 1
         if self.refuse is not None:
             raise self.refuse
         if name not in self.items:

@@ -24,9 +24,10 @@ def hold(dyn: Any, namespace: str, service: str, purpose: str) -> str:
     """Take the service for this playbook run, or raise naming who has it.
     Returns what was done ('' when this run held it already)."""
     lease = FlowLease(dyn, namespace, service, holder_identity())
-    held = lease.live_holder()
+    read = lease.read()  # once: what decides here is what acquire() starts from
+    held = lease.holder_in(read)
     if held is not None and held.identity == lease.holder:
         return ""  # its flow, or an earlier phase of this run
-    taken = lease.acquire(purpose)
+    taken = lease.acquire(purpose, as_read=read)
     lease_renewer.keep_renewed(dyn, lease)
     return taken.message

@@ -68,3 +68,30 @@ def test_a_holder_on_this_host_whose_process_ended_is_gone_at_once(monkeypatch, 
     _as(monkeypatch, "laptop/200")
     said = service_hold.hold(Dyn(leases), "openstack", "keystone", "install phase")
     assert said.startswith(f"keystone: flow lease lcm-flow-keystone taken over from {gone}")
+
+
+def test_the_lease_is_read_once_to_decide_and_to_take_it(monkeypatch, renewers) -> None:
+    """What says whether this run holds it already is what the take starts from."""
+    leases = Leases()
+    _as(monkeypatch, "awx-1/100")
+    service_hold.hold(Dyn(leases), "openstack", "keystone", "install phase")
+    assert leases.reads == 1 and leases.items["lcm-flow-keystone"]["spec"]["holderIdentity"] == "awx-1/100"
+    leases.reads = 0
+    assert service_hold.hold(Dyn(leases), "openstack", "keystone", "test phase") == ""  # held already
+    assert leases.reads == 1
+
+
+def test_a_lease_changed_after_it_was_read_is_read_again_before_it_is_taken(monkeypatch, renewers) -> None:
+    """The read passed along is not trusted for the write: the replace holds
+    only on its resourceVersion, and a run that took it meanwhile is named."""
+    leases, other = Leases(), Leases()
+    FlowLease(Dyn(leases), "openstack", "keystone", "awx-1/100").acquire("test phase")
+    FlowLease(Dyn(leases), "openstack", "keystone", "awx-1/100").release()
+    FlowLease(Dyn(other), "openstack", "keystone", "laptop/300").acquire("upgrade phase")
+    leases.race = other.items["lcm-flow-keystone"]  # taken between our read and our write
+    leases.reads = 0
+    _as(monkeypatch, "laptop/200")
+    with pytest.raises(PhaseError) as err:
+        service_hold.hold(Dyn(leases), "openstack", "keystone", "install phase")
+    assert str(err.value).startswith("keystone is held by another upgrade phase: laptop/300, since ")
+    assert leases.reads == 2 and renewers == []  # the read that decided, and the one after the conflict
