@@ -33,7 +33,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils.kube.objects import 
 API_VERSION, KIND = "coordination.k8s.io/v1", "Lease"
 DURATION = 60  # seconds without renewal after which a holder is taken to be gone
 ANNOTATION_TAKEN_OVER = "lifecycle.openstack.org/taken-over-from"
-UNREAD = object()  # acquire(): the Lease is to be read first
+UNREAD = object()
 
 
 def holder_identity(pid: Optional[int] = None, env: Optional[Mapping[str, str]] = None) -> str:
@@ -127,11 +127,8 @@ class Lease:
         self.res = dyn.resources.get(api_version=API_VERSION, kind=KIND)
 
     def acquire(self, purpose: str, now: Optional[datetime] = None, as_read: Any = UNREAD) -> Outcome:
-        """Take the Lease for `purpose`, or raise naming who holds it. `as_read`:
-        the Lease as the caller just read it (read(); None: there was none), so
-        that it is not read again: every write below holds only on what was
-        read (a create, a replace with its resourceVersion), and a write that
-        meets a change reads it again."""
+        """Take the Lease for `purpose`, or raise naming who holds it; from
+        `as_read` (read()) if given: each write holds only on what was read."""
         now = now or now_utc()
         lease = self._get() if as_read is UNREAD else as_read
         if lease is None:
@@ -167,17 +164,13 @@ class Lease:
             return Outcome("took-over", self.said("took-over", current, spec.get("renewTime")))
         return Outcome("acquired", self.said("acquired"))
 
-    def live_holder(self, now: Optional[datetime] = None) -> Optional[Holder]:
+    def live_holder(self, now: Optional[datetime] = None, as_read: Any = UNREAD) -> Optional[Holder]:
         """Who holds the Lease now (this holder too); None when it is free or expired."""
-        return self.holder_in(self.read(), now)
+        lease = self._get() if as_read is UNREAD else as_read
+        return self._live(lease, now or now_utc()) if lease is not None else None
 
     def read(self) -> Optional[Dict[str, Any]]:
-        """The Lease as it is now; None when there is none."""
         return self._get()
-
-    def holder_in(self, lease: Optional[Dict[str, Any]], now: Optional[datetime] = None) -> Optional[Holder]:
-        """Who holds `lease` (as read) at `now` (this holder too); None when it is free or expired."""
-        return self._live(lease, now or now_utc()) if lease is not None else None
 
     def renew(self) -> bool:
         """Renew while this holder holds it; False once it does not."""

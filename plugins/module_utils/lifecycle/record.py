@@ -5,6 +5,9 @@
 Status writes replace the whole status with the resourceVersion that was
 read, so two writers never lose each other's history entries: a conflict
 (409) re-reads and re-applies the change.
+A Lifecycle keeps the record as it last read or wrote it: a status write
+starts from it, holding only on its resourceVersion (a 409 or 404 reads
+again); writing nothing, or applying the spec, is decided on a fresh read.
 """
 
 from __future__ import annotations
@@ -27,18 +30,23 @@ HISTORY_LIMIT = 50
 # The state a successful phase leaves the service in; the flows set the rest.
 DONE_STATE = {"uninstall": "Removed", "trafficrollout": "Operational", "trafficdrain": "Draining"}
 VERSIONED = ("install", "upgrade", "rollback")
+UNREAD = object()
 
 
 class Lifecycle:
     def __init__(self, dyn: Any, namespace: str, service: str, release: str) -> None:
         self.dyn, self.namespace, self.service, self.release = dyn, namespace, service, release
         self.res = lcm_resource(dyn, LIFECYCLE_KIND)
+        self.known: Any = UNREAD  # the record as last read or written (None: missing)
 
     def ensure(self, depends_on: Optional[Sequence[str]] = None,
                site: Optional[SiteMember] = None) -> Dict[str, Any]:
         """Create the record if it is missing; set dependsOn, and the site it
         belongs to, when they are given. (An apply without them would remove
-        what an earlier apply set: what is not given is carried over.)"""
+        what an earlier apply set: what is not given is carried over. So a
+        record known missing is read again before the apply creates it.)"""
+        if depends_on is None and site is None and self.known not in (UNREAD, None):
+            return self.known
         current = self.get()
         if current is not None and depends_on is None and site is None:
             return current
@@ -54,7 +62,8 @@ class Lifecycle:
         if annotations:
             metadata["annotations"] = annotations
         body = {"apiVersion": API_VERSION, "kind": LIFECYCLE_KIND, "metadata": metadata, "spec": spec}
-        return applied(self.res, body, self.namespace, what="servicelifecycles")
+        self.known = applied(self.res, body, self.namespace, what="servicelifecycles")
+        return self.known
 
     def running_flow(self) -> str:
         """name/startedAt of the flow running on the service, or ''."""
@@ -62,7 +71,8 @@ class Lifecycle:
         return f"{flow.get('name')}/{flow.get('startedAt')}" if flow.get("state") == "Running" else ""
 
     def get(self) -> Optional[Dict[str, Any]]:
-        return get_or_none(self.res, self.service, self.namespace)
+        self.known = get_or_none(self.res, self.service, self.namespace)
+        return self.known
 
     def phase_started(self, phase: Dict[str, Any]) -> None:
         name, ptype = phase["metadata"]["name"], phase["spec"]["type"]
@@ -118,25 +128,39 @@ class Lifecycle:
     def update(self, change: Callable[[Dict[str, Any]], None], attempts: int = 5,
                dry_run: bool = False) -> bool:
         """Apply `change` to a copy of the status; write it only if it differs.
-        Returns whether anything was (or, with dry_run, would be) written."""
-        for _attempt in range(attempts):
-            current = self.get() or ({} if dry_run else self.ensure())
+        Returns whether anything was (or, with dry_run, would be) written.
+        A first try from the record as known is not one of the `attempts`."""
+        reused = not dry_run and self.known not in (UNREAD, None)
+        attempt = 0
+        while attempt < attempts:
+            if reused:
+                current = self.known
+            else:
+                attempt += 1
+                current = self.get() or ({} if dry_run else self.ensure())
             before = current.get("status") or {}
             status = copy.deepcopy(before)
             change(status)
             status["history"] = [{k: v for k, v in e.items() if v not in (None, "")}
                                  for e in status.get("history", [])][-HISTORY_LIMIT:]
+            if status == before and reused:
+                reused = False  # nothing to write: decided on a fresh read
+                continue
             if status == before or dry_run:
                 return status != before
             body = dict(current, status=status)
             try:
                 # Sent again after a blip, a replace that landed meets a conflict: read again.
-                transient.retry(functools.partial(self.res.status.replace, body=body, namespace=self.namespace))
+                written = transient.retry(functools.partial(self.res.status.replace, body=body,
+                                                            namespace=self.namespace))
+                self.known = written.to_dict()
                 return True
             except ConflictError:
-                continue  # someone else wrote in between: read again
+                reused = False  # someone else wrote in between: read again
             except DynamicApiError as exc:
-                raise api_error(exc, "update", "servicelifecycles/status", self.namespace) from exc
+                if not (reused and exc.status == 404):
+                    raise api_error(exc, "update", "servicelifecycles/status", self.namespace) from exc
+                reused = False  # deleted since it was read: read again (ensure creates it)
         raise PhaseError(f"ServiceLifecycle {self.service} kept changing under us; retry the task")
 
 

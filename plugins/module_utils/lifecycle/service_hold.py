@@ -25,7 +25,7 @@ def hold(dyn: Any, namespace: str, service: str, purpose: str) -> str:
     Returns what was done ('' when this run held it already)."""
     lease = FlowLease(dyn, namespace, service, holder_identity())
     read = lease.read()  # once: what decides here is what acquire() starts from
-    held = lease.holder_in(read)
+    held = lease.live_holder(as_read=read)
     if held is not None and held.identity == lease.holder:
         return ""  # its flow, or an earlier phase of this run
     taken = lease.acquire(purpose, as_read=read)

@@ -77,8 +77,10 @@ class PhaseRunner:
         self.deployed = self._deployed()
         if req.release_revision is None and self.deployed is not None:
             req.release_revision = self.deployed.revision
+        # One for the run: what it read of the record, the run's start and end start from.
+        lifecycle = Lifecycle(self.dyn, req.namespace, req.service, req.release)
         if not req.flow_id:
-            req.flow_id = Lifecycle(self.dyn, req.namespace, req.service, req.release).running_flow()
+            req.flow_id = lifecycle.running_flow()
         objects = self._render()
         skipped = steps.requested_steps(req.type, req.options, objects, req.source.templates)
         self.warnings += skipped
@@ -97,7 +99,7 @@ class PhaseRunner:
         same = existing is not None and existing["metadata"].get("labels", {}).get(LABEL_SPEC_HASH) == hash_
         if same and state == SUCCEEDED:
             if not self.check_mode:
-                Lifecycle(self.dyn, req.namespace, req.service, req.release).phase_found_done(existing)
+                lifecycle.phase_found_done(existing)
             return {"changed": False, "phase": summary(existing), "objects_applied": []}
         if existing is not None and not same and state in (PENDING, RUNNING):
             raise PhaseError(f"Phase {name} is {state} with another spec; wait for it or delete it "
@@ -115,7 +117,7 @@ class PhaseRunner:
             self._delete_and_wait(name)
             existing = None
         phase = existing or phase_record.create(self.phases, body, req.service)
-        return self._run(phase, objects, earlier)
+        return self._run(phase, objects, lifecycle, earlier)
 
     def absent(self) -> Dict[str, Any]:
         names = [self.req.name] if self.req.name else self._names_of_service_type()
@@ -188,12 +190,11 @@ class PhaseRunner:
         for o in objects:
             dry.apply(o.obj, placeholder_owner("dry-run"), labels)
 
-    def _run(self, phase: Dict[str, Any], objects: List[render.Rendered],
+    def _run(self, phase: Dict[str, Any], objects: List[render.Rendered], lifecycle: Lifecycle,
              earlier: Optional[resume.EarlierRun] = None) -> Dict[str, Any]:
         req = self.req
         name = phase["metadata"]["name"]
         writer = StatusWriter(self.phases, phase, objects, self.redactor)
-        lifecycle = Lifecycle(self.dyn, req.namespace, req.service, req.release)
         labels = {LABEL_PHASE: name, LABEL_SERVICE: req.service, LABEL_TYPE: req.type}
         applied: List[Applied] = []
         deadline = time.monotonic() + req.timeout

@@ -154,3 +154,124 @@ def test_a_condition_moves_its_transition_time_only_when_its_status_changes() ->
     set_condition(status, "DependenciesReady", True, "Met", "met: keystone (Operational)", "t3")
     assert (status["conditions"][1]["status"], status["conditions"][1]["lastTransitionTime"]) == ("True", "t3")
     assert len(status["conditions"]) == 2 and status["conditions"][0]["lastTransitionTime"] == "t0"
+
+
+class _Versioned:
+    """One record with the apiserver's resourceVersion checks: a status replace
+    on an older version is a 409, on a deleted record a 404; its reads counted.
+    `meanwhile` is another writer's change, made just before our next write."""
+
+    def __init__(self, status: Optional[Dict[str, Any]]) -> None:
+        self.status = self
+        self.version = 1
+        self.record: Optional[Dict[str, Any]] = None
+        if status is not None:
+            self.record = {"metadata": {"name": "keystone", "namespace": "openstack", "resourceVersion": "1"},
+                           "spec": {"service": "keystone", "release": "keystone"}, "status": status}
+        self.reads = 0
+        self.meanwhile: Optional[Any] = None
+
+    def _stored(self, record: Optional[Dict[str, Any]]) -> _Obj:
+        self.version += 1
+        self.record = copy.deepcopy(record)
+        if self.record is not None:
+            self.record["metadata"]["resourceVersion"] = str(self.version)
+        return _Obj(self.record)  # type: ignore[arg-type]
+
+    def _other_writer(self) -> None:
+        if self.meanwhile is not None:
+            change, self.meanwhile = self.meanwhile, None
+            self._stored(change(copy.deepcopy(self.record)))
+
+    def get(self, name: str, namespace: str) -> _Obj:
+        self.reads += 1
+        if self.record is None:
+            raise _not_found()
+        return _Obj(self.record)
+
+    def server_side_apply(self, body: Dict[str, Any], **_kw: Any) -> _Obj:
+        self._other_writer()
+        return self._stored(dict(copy.deepcopy(self.record or {}), **body))
+
+    def replace(self, body: Dict[str, Any], namespace: str) -> _Obj:  # the status subresource
+        from support.fake_leases import ConflictError, error
+        self._other_writer()
+        if self.record is None:
+            raise _not_found()
+        if body["metadata"]["resourceVersion"] != self.record["metadata"]["resourceVersion"]:
+            raise error(ConflictError, 409)
+        return self._stored(body)
+
+
+def _not_found() -> Exception:
+    import json
+
+    from kubernetes.client.rest import ApiException
+    from kubernetes.dynamic.exceptions import NotFoundError
+    exc = ApiException(status=404, reason="Not Found")
+    exc.body = json.dumps({"kind": "Status", "code": 404, "reason": "NotFound",
+                           "details": {"name": "keystone", "kind": "servicelifecycles"}})
+    return NotFoundError(exc)
+
+
+def _a_run(records: _Versioned, ptype: str = "install") -> Lifecycle:
+    """What a phase run does with its record: the running flow, then its start."""
+    lifecycle = Lifecycle(_Dyn(records), "openstack", "keystone", "keystone")  # type: ignore[arg-type]
+    lifecycle.running_flow()
+    lifecycle.ensure()
+    lifecycle.phase_started(_phase(ptype))
+    return lifecycle
+
+
+def test_a_run_reads_its_record_once_and_writes_what_fresh_reads_would() -> None:
+    flow = {"name": "update", "state": "Running", "startedAt": "2026-11-23T09:00:00Z", "phases": []}
+    records = _Versioned({"state": "Operational", "flow": flow})
+    lifecycle = _a_run(records, "upgrade")
+    assert records.reads == 1
+    lifecycle.phase_ended(_phase("upgrade", "Succeeded"))
+    assert records.reads == 1  # the end starts from what the start wrote
+    again = _Versioned({"state": "Operational", "flow": flow})  # each step reading it afresh, as before
+    Lifecycle(_Dyn(again), "openstack", "keystone", "keystone").phase_started(_phase("upgrade"))  # type: ignore[arg-type]
+    Lifecycle(_Dyn(again), "openstack", "keystone", "keystone").phase_ended(_phase("upgrade", "Succeeded"))  # type: ignore[arg-type]
+    assert records.record["status"] == again.record["status"]  # type: ignore[index]
+    assert records.record["status"]["flow"]["phases"] == ["keystone-upgrade-1"]  # type: ignore[index]
+
+
+def test_a_missing_record_is_read_again_right_before_the_apply_that_creates_it() -> None:
+    """The apply carries no dependsOn: made on an old read, it would remove
+    one that service_lifecycle set meanwhile."""
+    records = _Versioned(None)
+    _a_run(records)
+    assert records.reads == 2
+    assert records.record["status"]["currentPhase"] == "keystone-install-1"  # type: ignore[index]
+
+
+def test_a_record_changed_since_it_was_read_is_read_again_and_both_changes_kept() -> None:
+    records = _Versioned({"state": "Operational"})
+    lifecycle = Lifecycle(_Dyn(records), "openstack", "keystone", "keystone")  # type: ignore[arg-type]
+    lifecycle.running_flow()
+    records.meanwhile = lambda r: dict(r, status=dict(r["status"], targetVersion="2025.2"))
+    lifecycle.phase_started(_phase("test"))
+    assert records.reads == 2  # the 409, then a read
+    status = records.record["status"]  # type: ignore[index]
+    assert status["targetVersion"] == "2025.2" and status["currentPhase"] == "keystone-test-1"
+
+
+def test_a_record_deleted_since_it_was_read_is_created_again() -> None:
+    records = _Versioned({"state": "Operational"})
+    lifecycle = Lifecycle(_Dyn(records), "openstack", "keystone", "keystone")  # type: ignore[arg-type]
+    lifecycle.ensure()
+    records.record = None
+    lifecycle.phase_started(_phase("test"))
+    assert records.record["status"]["currentPhase"] == "keystone-test-1"  # type: ignore[index]
+
+
+def test_nothing_to_write_is_decided_on_a_fresh_read_not_on_the_one_before() -> None:
+    """Known as naming the Phase already, the record was changed since: the
+    start is written all the same."""
+    records = _Versioned({"state": "Operational"})
+    lifecycle = Lifecycle(_Dyn(records), "openstack", "keystone", "keystone")  # type: ignore[arg-type]
+    lifecycle.phase_started(_phase("test"))
+    records.record["status"]["currentPhase"] = ""  # type: ignore[index]  # another writer, unseen
+    lifecycle.phase_started(_phase("test"))  # an attach
+    assert records.record["status"]["currentPhase"] == "keystone-test-1"  # type: ignore[index]
