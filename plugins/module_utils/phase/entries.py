@@ -119,6 +119,12 @@ class ObjectEntries:
             index += 1
         return ops, changed
 
+    def last(self, changed: Dict[int, Entry]) -> bool:
+        """Whether the write of changes() that set `changed` leaves nothing owed (pending() after wrote())."""
+        whole = max([len(self.written or [])] + [i + 1 for i in changed])
+        return whole >= len(self.order) and all(p in changed for k in self.touched - self._carried
+                                                for p in self.positions[k] if p < whole)
+
     def wrote(self, entries: Dict[int, Entry]) -> None:
         """These entries are what the Phase now holds."""
         written = self.written if self.written is not None else []
@@ -134,6 +140,22 @@ class ObjectEntries:
         self.touched = {k for k in self.touched - self._carried
                         if not all(p in entries for p in self.positions[k] if p < len(written))}
         self._carried = set()
+
+    @staticmethod
+    def guarded(ops: Ops, phase: Dict[str, Any]) -> Ops:
+        """An append sent again after a blip would list its entries twice: it
+        holds only on the Phase as this run last saw it."""
+        version = phase["metadata"].get("resourceVersion")
+        if version and any(o["path"].endswith("/-") for o in ops):
+            return [{"op": "test", "path": "/metadata/resourceVersion", "value": version}] + ops
+        return ops
+
+    @staticmethod
+    def status_ops(status: Dict[str, Any], was: Dict[str, Any]) -> Ops:
+        """JSON Patch operations doing what the merge patch of `status` does on `was`,
+        the run's end written with its last changes: a None removes the field (where it is)."""
+        return [{"op": "add", "path": f"/status/{k}", "value": v} if v is not None else {"op": "remove", "path": f"/status/{k}"}
+                for k, v in status.items() if v is not None or k in was]
 
     def forget(self) -> None:
         """The list is not as written (edited by hand, or an append sent

@@ -9,8 +9,9 @@ rest are appended, a few KiB a write, with the first wave's decisions. After
 that a write carries only what changed: JSON Patch operations on the entries
 whose state, message or ownership moved, with the counts per state and the
 MESSAGE line. Changes seen while waiting are gathered and written at most
-every INTERVAL seconds (the waiter calls flush() when one is due), and always
-before the run's end is written. A phase of N objects then costs O(N) bytes
+every INTERVAL seconds (the waiter calls flush() when one is due, unless the
+change ended the wait), and always with or before the run's end (one write
+when what is left fits in one). A phase of N objects then costs O(N) bytes
 of status writes in all, where rewriting the list at every change cost
 O(N^2), and no write is larger than a few KiB (entries.BUDGET), where writing
 the list whole at the start was N entries at once (32 KiB for 200 Jobs).
@@ -98,15 +99,13 @@ class StatusWriter:
         return self.phase
 
     def progress(self, states: Dict[Key, Readiness]) -> None:
-        """The states that changed while waiting. The MESSAGE line, which looks
-        at the whole wave, is worded when the changes are written (flush), at
-        most every INTERVAL, not at each of the O(N) changes of a wave."""
+        """The states that changed while waiting, written by the waiter's flush()
+        when due(). The MESSAGE line, which looks at the whole wave, is worded
+        then, at most every INTERVAL, not at each of the O(N) changes of a wave."""
         self.states.update(states)
         self.entries.touch(states)
         self.waiting_in = self.wave
         self.dirty = True
-        if time.monotonic() - self.last_write >= INTERVAL:
-            self.flush()
 
     def _waiting_message(self, wave: int) -> str:
         waiting = [(k, r) for k, r in self.states.items() if self.wave_of.get(k) == wave and not r.terminal]
@@ -166,12 +165,7 @@ class StatusWriter:
                            "application/merge-patch+json", first)
             else:
                 ops, changed = self.entries.changes(self._entry)
-                version = self.phase["metadata"].get("resourceVersion")
-                if version and any(o["path"].endswith("/-") for o in ops):
-                    # An append sent again after a blip would list its entries
-                    # twice: it holds only on the Phase as this run last saw it.
-                    ops.insert(0, {"op": "test", "path": "/metadata/resourceVersion", "value": version})
-                ops += [{"op": "add", "path": "/status/counts", "value": self._counts()}]
+                ops = self.entries.guarded(ops, self.phase) + [{"op": "add", "path": "/status/counts", "value": self._counts()}]
                 ops += [{"op": "add", "path": "/status/message", "value": v} for v in message.values()]
                 self._send(ops, "application/json-patch+json", changed=changed)
             if not self.entries.pending():
@@ -240,10 +234,18 @@ class StatusWriter:
 
     # -- writing ---------------------------------------------------------------
     def _end(self, status: Dict[str, Any]) -> None:
-        """The run's end: the object changes not written yet, then the outcome."""
+        """The run's end: the object changes not written yet with the outcome, in one write if they fit."""
         self.message, self.waiting_in = "", None  # the outcome's own message follows
+        status = dict(status, counts=self._counts()) if self.order else status
+        if self.dirty and self.entries.started:
+            ops, changed = self.entries.changes(self._entry)
+            if self.entries.last(changed):
+                ops = self.entries.guarded(ops, self.phase) + self.entries.status_ops(status, self.phase.get("status") or {})
+                if self._send(ops, "application/json-patch+json", changed=changed):
+                    self.dirty = False
+                    return
         self.flush()
-        self._patch(dict(status, counts=self._counts()) if self.order else status)
+        self._patch(status)
 
     def _counts(self) -> Dict[str, int]:
         counts: Dict[str, int] = {"total": len(self.order)}
@@ -267,8 +269,8 @@ class StatusWriter:
         return self.phase
 
     def _send(self, body: Any, content_type: str, objects: Optional[List[Dict[str, Any]]] = None,
-              changed: Optional[Dict[int, Dict[str, Any]]] = None) -> None:
-        """One write; `objects` the list it replaces the Phase's with, `changed` the entries its operations set."""
+              changed: Optional[Dict[int, Dict[str, Any]]] = None) -> bool:
+        """One write (False: the list to write again); `objects` the list it replaces the Phase's with, `changed` the entries set."""
         meta = self.phase["metadata"]
         try:
             # Both kinds of patch may be sent again: each operation sets a value,
@@ -281,7 +283,7 @@ class StatusWriter:
                 # append that landed before a blip cut its answer): flush()
                 # writes it again from its start.
                 self.entries.forget()
-                return
+                return False
             raise api_error(exc, "patch", "phases/status", meta["namespace"]) from exc
         self.writes += 1
         self.last_write = time.monotonic()
@@ -289,6 +291,7 @@ class StatusWriter:
             self.entries.wrote_first(objects)
         if changed is not None:
             self.entries.wrote(changed)
+        return True
 
 
 def _condition(ctype: str, status: str, reason: str, message: str) -> Dict[str, str]:

@@ -122,3 +122,36 @@ def test_a_target_deleted_with_its_phase_ends_the_wait_at_once(monkeypatch) -> N
 def test_a_target_deleted_by_hand_leaves_the_wait_to_its_timeout(monkeypatch) -> None:
     result, asked, watches = _deleted_under_the_wait(monkeypatch, None)
     assert result.timed_out and asked == [("Job", "db-sync")] and watches[0].stopped
+
+
+def test_a_change_that_ends_the_wait_is_left_to_the_end_write_not_flushed(monkeypatch) -> None:
+    """The Job seen Complete decides the wait: what the writer gathered is
+    written with the outcome (status.py), not in a write of its own just before."""
+    from ansible_collections.lcm.openstack.plugins.module_utils.kube import waiter
+    from ansible_collections.lcm.openstack.plugins.module_utils.kube.tracker import Target
+
+    def start(_dyn, _ns, _targets, _selector, events):
+        watch = _Watch()
+        events.put(("LIST", watch, [_raw_job("db-sync", "11")]))
+        events.put(("MODIFIED", watch, [_raw_job("db-sync", "12", complete=True)]))
+        return [watch]
+    monkeypatch.setattr(waiter, "_start_watches", start)
+
+    class _Due:  # a write is due as soon as there is a change
+        def __init__(self):
+            self.changes, self.flushed = [], []
+
+        def progress(self, states):
+            self.changes.append({k: r.state for k, r in states.items()})
+
+        def due(self):
+            return 0.0 if len(self.changes) > len(self.flushed) else None
+
+        def flush(self):
+            self.flushed.append(self.changes[-1])
+    pending = _Due()
+    result = waiter.wait_for(None, "ns", [Target("batch/v1", "Job", "db-sync")], "phase=x", timeout=3,
+                             on_change=pending.progress, pending=pending)
+    assert result.states[("Job", "db-sync")].state == "Current"
+    assert [c[("Job", "db-sync")] for c in pending.changes] == ["InProgress", "Current"]
+    assert [c[("Job", "db-sync")] for c in pending.flushed] == ["InProgress"]  # the last one is the end's

@@ -134,3 +134,26 @@ def test_a_list_forgotten_is_written_from_its_start_next() -> None:
     entries.forget()
     entries.touch([A])
     assert not entries.started and entries.pending()
+
+
+def test_last_says_before_the_write_whether_it_leaves_anything_owed() -> None:
+    """What the end's single write asks (phase/status.py): last() is pending()
+    after wrote(), known before the write is sent."""
+    keys = [("Job", f"j{n:02d}") for n in range(12)] + [A, A]  # one object listed twice
+    for budget in (60, 200, 400, 4096):
+        for touched in ([], keys[:1], keys[:5], keys, [A], keys[10:]):
+            entries, build = ObjectEntries(keys, budget), _Built(keys)
+            first = entries.first(build)
+            entries.wrote_first(first)
+            for key in touched:
+                build.state[key] = "Current"
+            entries.touch(touched)
+            steps = 0
+            while True:
+                changed = entries.changes(build)[1]
+                said = entries.last(changed)
+                entries.wrote(changed)
+                steps += 1
+                assert said == (not entries.pending()), (budget, touched, steps)
+                if said:
+                    break

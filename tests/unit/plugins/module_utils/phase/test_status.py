@@ -145,6 +145,7 @@ def test_the_status_says_which_objects_the_phase_owns_and_why(clock: _Clock) -> 
     writer.decided([SimpleNamespace(kind="Job", name="keystone-db-sync", owned=False, reason=reason)])
     clock.now += INTERVAL
     writer.progress({("Job", "keystone-db-sync"): Readiness("InProgress", "1 active")})
+    writer.flush()  # the waiter, the write being due
     (entry,) = writer.phase["status"]["objects"]
     assert entry == {"kind": "Job", "name": "keystone-db-sync", "state": "InProgress", "message": "1 active",
                      "owned": False, "reason": reason}
@@ -250,8 +251,9 @@ def test_changes_seen_within_the_interval_wait_for_the_waiter(clock: _Clock) -> 
     writer.start()
     clock.now += INTERVAL
     writer.progress({("Job", "keystone-job-000"): Readiness("InProgress", "1 active")})
+    assert writer.due() == clock.now  # due at once: the interval had passed; the waiter writes it
+    writer.flush()
     written = len(phases.sent)
-    assert writer.due() is None  # written at once: the interval had passed
     writer.progress({("Job", "keystone-job-001"): Readiness("InProgress", "1 active")})
     assert len(phases.sent) == written and writer.due() == clock.now + INTERVAL - 0  # waits
     clock.now += INTERVAL
@@ -284,14 +286,87 @@ def test_the_message_written_tells_the_latest_states_of_the_wave(clock: _Clock) 
     assert writer.phase["status"]["message"] == "wave 2/1: applied"
 
 
-def test_the_end_writes_the_changes_not_yet_written_before_the_outcome(clock: _Clock) -> None:
+def test_the_end_writes_the_changes_not_yet_written_with_the_outcome_in_one_write(clock: _Clock) -> None:
     writer, phases = _many(2)
     writer.start()
+    writer.decided([])
+    written = len(phases.sent)
     writer.record(SimpleNamespace(states={("Job", "keystone-job-000"): Readiness("Current", "done"),
                                           ("Job", "keystone-job-001"): Readiness("Current", "done")}))
     writer.succeed()
-    assert isinstance(phases.sent[-2], list) and phases.patches[-1]["state"] == "Succeeded"
-    assert [o["state"] for o in writer.phase["status"]["objects"]] == ["Current", "Current"]
+    assert len(phases.sent) == written + 1 and isinstance(phases.sent[-1], list)
+    status = writer.phase["status"]
+    assert [o["state"] for o in status["objects"]] == ["Current", "Current"]
+    assert status["state"] == "Succeeded" and status["counts"] == {"total": 2, "Current": 2}
+    assert status["message"].startswith("2 object(s) Current in ")
+
+
+def _fixed_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(status_module, "now", lambda: "2026-11-26T10:00:00Z")
+
+
+@pytest.mark.parametrize("end", ["succeed", "fail", "fail_with"])
+def test_the_end_in_one_write_leaves_the_status_the_changes_then_the_outcome_left(
+        clock: _Clock, monkeypatch: pytest.MonkeyPatch, end: str) -> None:
+    """The same Phase status as writing the changes, then the outcome by merge
+    patch: a None removes what the Phase holds, and is no operation where
+    it holds nothing."""
+    _fixed_time(monkeypatch)
+    finals, ends = [], []
+    for flushed_first in (True, False):
+        writer, phases = _many(3)
+        writer.start()
+        phases.phase["status"]["logTail"] = writer.phase["status"]["logTail"] = "an earlier tail"
+        writer.decided([SimpleNamespace(kind="Job", name="keystone-job-000", owned=True, reason="owned: its Job")])
+        writer.progress({("Job", "keystone-job-001"): Readiness("Failed", "BackoffLimitExceeded")})
+        if flushed_first:
+            writer.flush()
+        written = len(phases.sent)
+        if end == "succeed":
+            writer.succeed()
+        elif end == "fail":
+            writer.fail(Failure("Job/keystone-job-001", "BackoffLimitExceeded", "it failed", ""),
+                        [{"name": "keystone-job-002", "action": "Suspended", "activePods": 1}])
+        else:
+            writer.fail_with(RuntimeError("broken"))
+        ends.append(len(phases.sent) - written)
+        finals.append(phases.phase["status"])
+    assert finals[0] == finals[1] and ends == [1, 1]
+    assert "logTail" not in finals[1] if end != "succeed" else finals[1]["logTail"] == "an earlier tail"
+    assert "failedObject" not in finals[1] or end == "fail"
+
+
+def test_outcome_operations_do_what_its_merge_patch_does() -> None:
+    from ansible_collections.lcm.openstack.plugins.module_utils.phase.entries import ObjectEntries
+
+    ops = ObjectEntries.status_ops({"state": "Failed", "logTail": None, "stoppedJobs": None},
+                                   {"state": "Running", "logTail": "x"})
+    assert ops == [{"op": "add", "path": "/status/state", "value": "Failed"},
+                   {"op": "remove", "path": "/status/logTail"}]
+
+
+def test_an_end_that_does_not_fit_in_one_write_writes_the_changes_first(clock: _Clock) -> None:
+    writer, phases = _many(200)
+    writer.start()
+    writer.decided([])
+    writer.record(SimpleNamespace(states={("Job", f"keystone-job-{n:03d}"): Readiness("Current", "1/1 succeeded")
+                                          for n in range(200)}))
+    written = len(phases.sent)
+    writer.succeed()
+    assert len(phases.sent) - written > 2 and phases.patches[-1]["state"] == "Succeeded"
+    assert writer.phase["status"]["counts"] == {"total": 200, "Current": 200}
+    assert [o["state"] for o in writer.phase["status"]["objects"]] == ["Current"] * 200
+
+
+def test_an_end_refused_in_one_write_is_written_as_the_list_then_the_outcome(clock: _Clock) -> None:
+    writer, phases = _many(2)
+    writer.start()
+    writer.decided([])
+    writer.record(SimpleNamespace(states={("Job", "keystone-job-001"): Readiness("Current", "done")}))
+    phases.refuse_json_patch = True  # the list edited by hand
+    writer.succeed()
+    assert [o["state"] for o in phases.patches[-2]["objects"]] == ["NotFound", "Current"]
+    assert phases.patches[-1]["state"] == "Succeeded" and writer.phase["status"]["state"] == "Succeeded"
 
 
 def test_a_list_edited_by_hand_is_written_whole_again(clock: _Clock) -> None:
@@ -300,6 +375,7 @@ def test_a_list_edited_by_hand_is_written_whole_again(clock: _Clock) -> None:
     phases.refuse_json_patch = True
     clock.now += INTERVAL
     writer.progress({("Job", "keystone-job-001"): Readiness("InProgress", "1 active")})
+    writer.flush()
     assert [o["state"] for o in phases.patches[-1]["objects"]] == ["NotFound", "InProgress"]
     assert writer.due() is None
 
