@@ -93,9 +93,10 @@ class Lifecycle:
         self.update(change)
 
     def phase_found_done(self, phase: Dict[str, Any]) -> None:
-        """A Succeeded Phase that a re-run skips still belongs to the running flow."""
+        """A Succeeded Phase that a re-run skips still belongs to the running flow:
+        the one read for its name (running_flow), if it was read."""
         name = phase["metadata"]["name"]
-        record = self.get() or {}
+        record = (self.get() if self.known is UNREAD else self.known) or {}
         flow = (record.get("status") or {}).get("flow") or {}
         if flow.get("state") == "Running" and name not in (flow.get("phases") or []):
             self.update(lambda status: _join_flow(status, name))

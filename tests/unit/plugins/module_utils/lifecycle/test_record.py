@@ -275,3 +275,27 @@ def test_nothing_to_write_is_decided_on_a_fresh_read_not_on_the_one_before() -> 
     records.record["status"]["currentPhase"] = ""  # type: ignore[index]  # another writer, unseen
     lifecycle.phase_started(_phase("test"))  # an attach
     assert records.record["status"]["currentPhase"] == "keystone-test-1"  # type: ignore[index]
+
+
+@pytest.mark.parametrize("in_flow", [True, False])
+def test_a_rerun_of_a_succeeded_phase_reads_the_record_once(in_flow: bool) -> None:
+    """The flow it joins is the one its Phase's name was made with (running_flow)."""
+    flow = {"name": "update", "state": "Running", "startedAt": "2026-11-23T09:00:00Z", "phases": []}
+    records = _Versioned({"state": "Operational", **({"flow": flow} if in_flow else {})})
+    lifecycle = Lifecycle(_Dyn(records), "openstack", "keystone", "keystone")  # type: ignore[arg-type]
+    lifecycle.running_flow()
+    lifecycle.phase_found_done(_phase("test", "Succeeded"))
+    assert records.reads == 1
+    assert records.record["status"].get("flow", {}).get("phases") == (["keystone-test-1"] if in_flow else None)  # type: ignore[index]
+    lifecycle.phase_found_done(_phase("test", "Succeeded"))  # joined already: nothing written
+    assert records.version == (2 if in_flow else 1)
+
+
+def test_a_rerun_joins_the_flow_as_it_is_when_the_record_changed_since() -> None:
+    flow = {"name": "update", "state": "Running", "startedAt": "2026-11-23T09:00:00Z", "phases": []}
+    records = _Versioned({"state": "Operational", "flow": flow})
+    lifecycle = Lifecycle(_Dyn(records), "openstack", "keystone", "keystone")  # type: ignore[arg-type]
+    lifecycle.running_flow()
+    records.meanwhile = lambda r: dict(r, status=dict(r["status"], flow=dict(flow, state="Succeeded")))
+    lifecycle.phase_found_done(_phase("test", "Succeeded"))  # the 409, then the flow read ended: nothing to join
+    assert records.record["status"]["flow"] == dict(flow, state="Succeeded")  # type: ignore[index]
