@@ -19,6 +19,7 @@ from typing import Any, Callable, Iterator
 
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
 from ansible_collections.lcm.openstack.plugins.module_utils.common import transient
+from ansible_collections.lcm.openstack.plugins.module_utils.common.process_end import freeze_heap_at_exit
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import (
     connection_error, connection_named, failure_reason, refusal,
 )
@@ -45,6 +46,8 @@ def reported(run: Callable[[Any], None]) -> Callable[[Any], None]:
     (it also words other statuses with what the caller was doing)."""
     @functools.wraps(run)
     def wrapper(module: Any) -> None:
+        # Every module's run passes here: its process's end is readied too.
+        freeze_heap_at_exit()
         try:
             run(module)
         except Exception as exc:  # noqa: BLE001 - sorted by connection_error and refusal, re-raised otherwise

@@ -183,3 +183,12 @@ def test_the_clients_construction_connects_briefly_and_retries_briefly(monkeypat
     assert sent[-1] is None  # outside the construction, untouched
     monkeypatch.undo()
     assert kubernetes.client.ApiClient.call_api is original
+
+
+def test_every_module_run_readies_its_process_end(monkeypatch: Any) -> None:
+    """The heap frozen at exit (common/process_end.py), asked by the one wrapper every module's run has."""
+    from ansible_collections.lcm.openstack.plugins.module_utils.adapter import connection
+    asked: List[int] = []
+    monkeypatch.setattr(connection, "freeze_heap_at_exit", lambda: asked.append(1))
+    reported(lambda module: None)(_ReportingModule())
+    assert asked == [1]
