@@ -15,7 +15,6 @@ import copy
 import json
 import os
 import re
-import subprocess
 import tempfile
 import time
 from contextlib import contextmanager
@@ -24,9 +23,10 @@ from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common import transient
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import yaml
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError, namespace_missing
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import namespace_missing
 from ansible_collections.lcm.openstack.plugins.module_utils.common.redact import Redactor
 from ansible_collections.lcm.openstack.plugins.module_utils.helm import storage
+from ansible_collections.lcm.openstack.plugins.module_utils.helm.process import HelmError, Result, Started
 
 MIN_VERSION = (3, 8, 0)  # OCI charts without the experimental flag
 # What the apiserver says, through Helm, to a write into a namespace that does not exist.
@@ -52,64 +52,9 @@ FLAGS = {
 }
 
 
-class HelmError(PhaseError):
-    """Helm failed; `details` holds the command, stdout and stderr (redacted)."""
-
-
 def connection_lost(stderr: str) -> bool:
     """Helm failed because its connection to the apiserver broke, not on an answer."""
     return bool(_CONNECTION_LOST.search(stderr or ""))
-
-
-@dataclass
-class Result:
-    """What Helm printed, as is: for parsing. Only error() makes it presentable."""
-
-    command: List[str]  # already redacted: it is only ever shown
-    rc: int
-    stdout: str
-    stderr: str
-
-
-class Started:
-    """One Helm process, started. Its output goes to unnamed temporary files,
-    not pipes: several can run at once and print any amount without one
-    waiting on another's reader."""
-
-    def __init__(self, command: List[str], env: Dict[str, str], timeout: float, redactor: Redactor) -> None:
-        self.command, self.timeout, self.redactor = command, timeout, redactor
-        self.deadline = time.monotonic() + timeout
-        self.out, self.err = tempfile.TemporaryFile(), tempfile.TemporaryFile()
-        try:
-            # Not a `with`: the process outlives this call, stop() ends it.
-            self.proc = subprocess.Popen(  # pylint: disable=consider-using-with
-                command, stdout=self.out, stderr=self.err, stdin=subprocess.DEVNULL, env=env)
-        except FileNotFoundError as exc:
-            self.out.close()
-            self.err.close()
-            raise HelmError(f"helm binary {command[0]} not found; set binary_path (helm_binary) or HELM_BIN") from exc
-
-    def result(self) -> Result:
-        """What Helm printed once it ended; a Helm still running at the deadline is killed."""
-        try:
-            rc = self.proc.wait(timeout=max(0.0, self.deadline - time.monotonic()))
-        except subprocess.TimeoutExpired as exc:
-            raise HelmError(f"helm {self.command[1]} did not finish in {self.timeout:.0f}s",
-                            command=self.redactor.redact(" ".join(self.command))) from exc
-        return Result([self.redactor.redact(a) for a in self.command], rc, _text(self.out), _text(self.err))
-
-    def stop(self) -> None:
-        """Kill Helm if it still runs; close its output files."""
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-        self.out.close()
-        self.err.close()
-
-
-def _text(output: Any) -> str:
-    output.seek(0)
-    return output.read().decode("utf-8", errors="replace")
 
 
 def _read_lost(args: Sequence[str], result: Result) -> bool:
@@ -165,7 +110,7 @@ class Helm:
         finally:
             started.stop()
 
-    def _start(self, args: Sequence[str], timeout: Optional[float]) -> "Started":
+    def _start(self, args: Sequence[str], timeout: Optional[float]) -> Started:
         command = [self.binary, *args]
         env = dict(os.environ)
         env.update(self.env)

@@ -127,9 +127,10 @@ def test_a_module_does_not_ship_the_other_modules_engines(module: str, not_shipp
 # for it too, with the kubernetes names it now asks compat for where used). phase and traffic by 1.5 kB
 # for phase/status.py writing a run's end in one write (its last object changes with the outcome).
 # Every module by 1.5 kB for common/process_end.py: its process ends with the heap frozen (0.1 s less).
+# The four that ship helm/cli.py by 0.5 kB for helm/process.py, split out of it (under 300 lines).
 PAYLOAD_BUDGET = {
-    "helm_release": 236_000, "helm_release_info": 100_000, "phase": 480_500, "phase_info": 90_000,
-    "service_lifecycle": 281_000, "site_plan": 110_500, "traffic": 596_000, "update_status": 186_000,
+    "helm_release": 236_500, "helm_release_info": 100_500, "phase": 481_500, "phase_info": 90_000,
+    "service_lifecycle": 281_000, "site_plan": 110_500, "traffic": 597_000, "update_status": 186_000,
 }
 
 

@@ -1,0 +1,72 @@
+# Copyright: lcm.openstack contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""One Helm process: started, then waited for, with what it printed.
+
+Apart from helm/cli.py, which says what to run: this is how it runs, one
+process or several at once (Helm.run_together)."""
+
+from __future__ import annotations
+
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from typing import Any, Dict, List
+
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.redact import Redactor
+
+
+class HelmError(PhaseError):
+    """Helm failed; `details` holds the command, stdout and stderr (redacted)."""
+
+
+@dataclass
+class Result:
+    """What Helm printed, as is: for parsing. Only error() makes it presentable."""
+
+    command: List[str]  # already redacted: it is only ever shown
+    rc: int
+    stdout: str
+    stderr: str
+
+
+class Started:
+    """One Helm process, started. Its output goes to unnamed temporary files,
+    not pipes: several can run at once and print any amount without one
+    waiting on another's reader."""
+
+    def __init__(self, command: List[str], env: Dict[str, str], timeout: float, redactor: Redactor) -> None:
+        self.command, self.timeout, self.redactor = command, timeout, redactor
+        self.deadline = time.monotonic() + timeout
+        self.out, self.err = tempfile.TemporaryFile(), tempfile.TemporaryFile()
+        try:
+            # Not a `with`: the process outlives this call, stop() ends it.
+            self.proc = subprocess.Popen(  # pylint: disable=consider-using-with
+                command, stdout=self.out, stderr=self.err, stdin=subprocess.DEVNULL, env=env)
+        except FileNotFoundError as exc:
+            self.out.close()
+            self.err.close()
+            raise HelmError(f"helm binary {command[0]} not found; set binary_path (helm_binary) or HELM_BIN") from exc
+
+    def result(self) -> Result:
+        """What Helm printed once it ended; a Helm still running at the deadline is killed."""
+        try:
+            rc = self.proc.wait(timeout=max(0.0, self.deadline - time.monotonic()))
+        except subprocess.TimeoutExpired as exc:
+            raise HelmError(f"helm {self.command[1]} did not finish in {self.timeout:.0f}s",
+                            command=self.redactor.redact(" ".join(self.command))) from exc
+        return Result([self.redactor.redact(a) for a in self.command], rc, _text(self.out), _text(self.err))
+
+    def stop(self) -> None:
+        """Kill Helm if it still runs; close its output files."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self.out.close()
+        self.err.close()
+
+
+def _text(output: Any) -> str:
+    output.seek(0)
+    return output.read().decode("utf-8", errors="replace")
