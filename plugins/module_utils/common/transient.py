@@ -15,21 +15,15 @@ set-up, not a response cut off in the middle, and nothing retries a watch.
 
 from __future__ import annotations
 
-import http.client
 import socket
-import ssl
+import sys
 import time
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Tuple, Type, TypeVar
 
 T = TypeVar("T")
 
-try:
-    from urllib3 import exceptions as _u3
-    _URLLIB3 = (_u3.ProtocolError, _u3.NewConnectionError, _u3.ConnectTimeoutError, _u3.ReadTimeoutError,
-                _u3.MaxRetryError, _u3.IncompleteRead)
-    _URLLIB3_SSL = _u3.SSLError
-except ImportError:  # pragma: no cover - urllib3 comes with the kubernetes client
-    _URLLIB3, _URLLIB3_SSL = (), ()
+URLLIB3_TRANSIENT = ("ProtocolError", "NewConnectionError", "ConnectTimeoutError", "ReadTimeoutError",
+                     "MaxRetryError", "IncompleteRead")
 
 TRANSIENT_STATUS = frozenset({429, 500, 502, 503, 504})
 BACKOFF_FIRST, BACKOFF_MAX = 0.5, 8.0
@@ -56,12 +50,13 @@ def is_transient(exc: BaseException) -> bool:
         return status in TRANSIENT_STATUS and not schema_refusal(exc)
     if certificate_problem(exc):
         return False
-    if isinstance(exc, (ConnectionError, socket.timeout, http.client.HTTPException, ssl.SSLEOFError)):
+    if isinstance(exc, (ConnectionError, socket.timeout) + loaded("http.client", "HTTPException") +
+                  loaded("ssl", "SSLEOFError")):
         return True
-    if _URLLIB3 and isinstance(exc, _URLLIB3):
+    if isinstance(exc, loaded("urllib3.exceptions", *URLLIB3_TRANSIENT)):
         reason = getattr(exc, "reason", None)
         return reason is None or reason is exc or not certificate_problem(reason)
-    if _URLLIB3_SSL and isinstance(exc, _URLLIB3_SSL):
+    if isinstance(exc, loaded("urllib3.exceptions", "SSLError")):
         return not certificate_problem(exc)
     cause = exc.__cause__ or exc.__context__
     return cause is not None and cause is not exc and is_transient(cause)
@@ -99,7 +94,17 @@ def describe(exc: BaseException) -> str:
 
 def certificate_problem(exc: Any) -> bool:
     """A TLS certificate that does not verify: terminal, and worth its own message."""
-    if isinstance(exc, ssl.SSLCertVerificationError):
+    if isinstance(exc, loaded("ssl", "SSLCertVerificationError")):
         return True
     text = str(exc)
     return "CERTIFICATE_VERIFY_FAILED" in text or "certificate verify failed" in text
+
+
+def loaded(module: str, *names: str) -> Tuple[Type[BaseException], ...]:
+    """The exception classes `names` of `module`, or none if nothing imported
+    the module: an exception of a module never loaded cannot have been raised.
+    Looked up when a failure is sorted rather than imported here, because
+    urllib3, http.client and ssl take about 30 ms to load, and a helm_release
+    that finds its release as asked never talks to the apiserver at all."""
+    found = sys.modules.get(module)
+    return tuple(getattr(found, name) for name in names) if found is not None else ()

@@ -55,17 +55,21 @@ helm = fake_helm(tmp, "v3.22.0", [{"revision": 1, "status": "deployed", "chart":
 end = ended(run_helm_release, FakeModule(module, name="svc", namespace="ns", chart=str(tmp / "chart"),
                                          binary_path=str(helm)))
 print(json.dumps({"failed": end.failed, "result": end.result, "kubernetes": sorted(
-    name for name in sys.modules if name == "kubernetes" or name.startswith("kubernetes."))}))
+    name for name in sys.modules if name == "kubernetes" or name.startswith("kubernetes.")),
+    "network": sorted(name for name in ("urllib3", "http.client", "ssl") if name in sys.modules)}))
 """
 
 
 def test_a_release_found_as_asked_is_decided_without_loading_the_kubernetes_client(tmp_path: Path) -> None:
     """The client's import is most of a no-op's run (common/compat.py): the
     module, run in a process of its own, decides with Helm alone and makes
-    no client; the kubeconfig is never read (there is none here)."""
+    no client, nor loads urllib3, http.client or ssl; the kubeconfig is
+    never read (there is none here)."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p), KUBECONFIG=str(tmp_path / "none"))
     run = subprocess.run([sys.executable, "-c", RUN_NOOP, str(tmp_path)], capture_output=True, text=True, env=env,
                          check=True)
     out = json.loads(run.stdout.splitlines()[-1])
     assert (out["failed"], out["result"]["changed"], out["result"]["operation"]) == (False, False, "none")
     assert out["kubernetes"] == []
+    # Nor the modules of a connection to the apiserver (common/transient.py sorts failures without them).
+    assert out["network"] == []

@@ -76,3 +76,12 @@ def test_a_schema_refusal_is_a_500_but_no_blip() -> None:
     blip = ApiException(status=500, reason="Internal Server Error")
     blip.body = '{"kind":"Status","message":"etcdserver: leader changed"}'
     assert not transient.schema_refusal(blip) and transient.is_transient(blip)
+
+
+def test_the_exception_classes_of_a_module_are_looked_up_only_once_it_is_loaded() -> None:
+    """A failure is sorted by the classes of the modules that raised it; one
+    never imported raised nothing, and is not imported to find out."""
+    assert transient.loaded("http.client", "HTTPException", "IncompleteRead") == (
+        http.client.HTTPException, http.client.IncompleteRead)
+    assert transient.loaded("lcm_no_such_module", "AnyError") == ()
+    assert not transient.is_transient(ValueError("nothing of a module not loaded"))
