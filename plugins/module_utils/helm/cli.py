@@ -19,7 +19,7 @@ import tempfile
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common import transient
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import yaml
@@ -86,16 +86,19 @@ class Helm:
             raise self.error(result)
         return result
 
-    def run_together(self, calls: Sequence[Sequence[str]]) -> List[Result]:
+    def run_together(self, calls: Sequence[Sequence[str]], meanwhile: Optional[Callable[[], Any]] = None) -> List[Result]:
         """Helm on each of `calls` at once; their results in order, as
         run(check=False) gives them. For the reads one decision needs: a Helm
         process spends its time starting and waiting on the apiserver, so a
-        few together cost about what one does. A read whose connection broke
-        runs again on its own, with run's retries."""
+        few together cost about what one does. `meanwhile` is called in this
+        process while they run (making the cluster client, say). A read whose
+        connection broke runs again on its own, with run's retries."""
         started: List[Started] = []
         try:
             for args in calls:
                 started.append(self._start(args, None))
+            if meanwhile is not None:
+                meanwhile()
             results = [one.result() for one in started]
         finally:
             for one in started:

@@ -28,13 +28,14 @@ import contextlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
-from ansible_collections.lcm.openstack.plugins.module_utils.helm import (
-    chart_jobs, history as release_history, keep as release_keep, lease as release_lease, removal as release_removal,
-)
-from ansible_collections.lcm.openstack.plugins.module_utils.helm import chart_tests, drift, interrupted, records, settle
+# The modules of the steps that change a release, or run its tests, are
+# imported where they are used: they load the watcher's and the Lease's code
+# (about 20 ms), which a no-op never runs.
+from ansible_collections.lcm.openstack.plugins.module_utils.helm import chart_jobs, commands, drift, records
+from ansible_collections.lcm.openstack.plugins.module_utils.helm import history as release_history
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.chart_files import ChartSource
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.history import history_entries, summary
-from ansible_collections.lcm.openstack.plugins.module_utils.helm.cli import Helm, HelmError, merge_values
+from ansible_collections.lcm.openstack.plugins.module_utils.helm.cli import Helm, HelmError, merge_values, template_args
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.render import parse_manifest
 
 
@@ -90,6 +91,7 @@ class ReleaseManager:
     def guard(self) -> Any:
         """The Lease that refuses another run on the release (helm/lease.py); None without a client."""
         if self._guard is None and self.dyn is not None:
+            from ansible_collections.lcm.openstack.plugins.module_utils.helm import lease as release_lease  # pylint: disable=import-outside-toplevel
             self._guard = release_lease.ReleaseGuard(self.dyn, self.req.namespace, self.req.name)
         return self._guard
 
@@ -122,8 +124,7 @@ class ReleaseManager:
                 return self._result(True, operation, history, diff)
             with self._exclusive(operation, history):
                 self._upgrade(value_args, history, operation, no_hooks)
-        history = self.helm.history(req.name, req.namespace)
-        settle.wait_for_release(self.dyn, self.helm, self.req, history)
+        history = self._settled()
         return self._result(True, operation, history, diff)
 
     def absent(self) -> Dict[str, Any]:
@@ -133,6 +134,7 @@ class ReleaseManager:
         if not history or history[-1].get("status") == "uninstalled":
             return self._result(False, "none", history)
         if not self.check_mode:
+            from ansible_collections.lcm.openstack.plugins.module_utils.helm import removal as release_removal  # pylint: disable=import-outside-toplevel
             with self._exclusive("uninstall", history):
                 done = release_removal.uninstall(self.helm, req.name, req.namespace, req.timeout, req.keep_history,
                                                  req.wait, req.purge_kept, self.dyn, str(history[-1].get("status")))
@@ -169,17 +171,9 @@ class ReleaseManager:
                 current["revision"] == target or current.get("description") == f"Rollback to {target}"):
             return dict(self._result(False, "none", history), rolled_back_to=target)
         if not self.check_mode:
-            args = ["rollback", req.name, str(target), "--namespace", req.namespace,
-                    "--timeout", f"{req.timeout}s"]
-            if req.force:
-                args += self.helm.flag("force")
-            args += self._apply_mode()
-            if req.helm_wait:
-                args += self.helm.flag("wait")
             with self._exclusive("rollback", history):
-                self._run(args)
-            history = self.helm.history(req.name, req.namespace)
-            settle.wait_for_release(self.dyn, self.helm, self.req, history)
+                self._run(commands.rollback_args(self.helm, req, target))
+            history = self._settled()
         result = self._result(True, "rollback", history)
         result["rolled_back_to"] = target
         return result
@@ -196,6 +190,7 @@ class ReleaseManager:
         run = self.helm.run(["test", req.name, "--namespace", req.namespace,
                              "--timeout", f"{req.timeout}s"], check=False)
         self.commands.append(" ".join(run.command))
+        from ansible_collections.lcm.openstack.plugins.module_utils.helm import chart_tests  # pylint: disable=import-outside-toplevel
         tests = chart_tests.results(self.dyn, self.helm, req.name, req.namespace)
         result = dict(self._result(False, "test", history), tests=tests)
         failed = [t for t in tests if t["phase"] != "Succeeded"]
@@ -208,12 +203,21 @@ class ReleaseManager:
 
     # -- steps -------------------------------------------------------------
     def _adopt_kept(self, value_args: List[str]) -> bool:
-        """Whether a first install must run without hooks to adopt kept objects (helm/keep.py)."""
+        """Whether a first install must run without hooks to adopt kept objects
+        (helm/keep.py). The chart is rendered with its hooks while the client
+        that looks for them is made."""
+        if self._dyn is None and self._connect is None:
+            return False
+        req = self.req
+        (render,) = self.helm.run_together(
+            [template_args(req.name, req.chart, req.namespace, req.chart_version, value_args, ["--skip-tests"])],
+            meanwhile=lambda: self.dyn)
+        if render.rc != 0:
+            raise self.helm.error(render)
         if self.dyn is None:
             return False
-        rendered = [r.obj for r in parse_manifest(self.helm.template(
-            self.req.name, self.req.chart, self.req.namespace, self.req.chart_version, value_args,
-            ["--skip-tests"]))]
+        rendered = [r.obj for r in parse_manifest(render.stdout)]
+        from ansible_collections.lcm.openstack.plugins.module_utils.helm import keep as release_keep  # pylint: disable=import-outside-toplevel
         candidates = [release_keep.ref(o) for o in rendered if release_keep.is_kept(o)]
         no_hooks, adopted = release_keep.plan_install(
             rendered, release_keep.existing(self.dyn, self.req.namespace, candidates))
@@ -224,31 +228,8 @@ class ReleaseManager:
     def _upgrade(self, value_args: List[str], history: List[Dict[str, Any]], operation: str,
                  no_hooks: bool = False) -> None:
         req = self.req
-        args = ["upgrade", req.name, req.chart, "--install", "--namespace", req.namespace,
-                "--timeout", f"{req.timeout}s", *value_args]
-        if no_hooks:
-            args.append("--no-hooks")
-        if req.chart_version:
-            args += ["--version", req.chart_version]
-        if req.create_namespace:
-            args.append("--create-namespace")
-        if req.history_max is not None:
-            args += ["--history-max", str(req.history_max)]
-        if req.description:
-            args += ["--description", req.description]
-        if req.reset_values:
-            args.append("--reset-values")
-        if req.reuse_values:
-            args.append("--reuse-values")
-        if req.force:
-            args += self.helm.flag("force")
-        args += self._apply_mode()
-        if req.atomic:
-            args += self.helm.flag("atomic")
-        elif req.helm_wait:
-            args += self.helm.flag("wait")
         try:
-            self._run(args, what=f"helm {operation} of {req.name}")
+            self._run(commands.upgrade_args(self.helm, req, value_args, no_hooks), what=f"helm {operation} of {req.name}")
         except HelmError as exc:
             after = self.helm.history(req.name, req.namespace)
             exc.details.update(status=summary(req.name, req.namespace, after),
@@ -258,10 +239,12 @@ class ReleaseManager:
                             f"(now revision {after[-1]['revision']}, {after[-1].get('chart')}): {exc}",)
             raise
 
-    def _apply_mode(self) -> List[str]:
-        if self.req.server_side is None:
-            return []
-        return self.helm.flag("server_side" if self.req.server_side else "client_side")
+    def _settled(self) -> List[Dict[str, Any]]:
+        """The history after a change, once the release's objects are ready (helm/settle.py)."""
+        from ansible_collections.lcm.openstack.plugins.module_utils.helm import settle  # pylint: disable=import-outside-toplevel
+        history = self.helm.history(self.req.name, self.req.namespace)
+        settle.wait_for_release(self.dyn, self.helm, self.req, history)
+        return history
 
     def _previous_deployed(self, history: List[Dict[str, Any]]) -> int:
         previous = release_history.previous_deployed(history)
@@ -290,6 +273,7 @@ class ReleaseManager:
 
     def _run(self, args: List[str], what: str = "") -> None:
         """Run a changing Helm command; one whose connection broke runs again (helm/interrupted.py)."""
+        from ansible_collections.lcm.openstack.plugins.module_utils.helm import interrupted, settle  # pylint: disable=import-outside-toplevel
         lines = settle.command_lines(self.helm, self.req, args)
         for attempt in range(1, interrupted.ATTEMPTS + 1):
             result = self.helm.run(args, check=False)

@@ -23,7 +23,7 @@ import yaml
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import NotFoundError
 from ansible_collections.lcm.openstack.plugins.module_utils.common.redact import MASK
-from ansible_collections.lcm.openstack.plugins.module_utils.helm import release
+from ansible_collections.lcm.openstack.plugins.module_utils.helm import settle
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.cli import Helm, HelmError, Result
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.release import ReleaseManager, ReleaseRequest
 from support.fake_helm import fake_helm, start_at_once
@@ -169,7 +169,7 @@ def waited(monkeypatch: pytest.MonkeyPatch) -> List[List[int]]:
 
     def wait_for_release(dyn: Any, helm: Helm, req: Any, history: List[Dict[str, Any]]) -> None:
         seen.append([h["revision"] for h in history])
-    monkeypatch.setattr(release.settle, "wait_for_release", wait_for_release)
+    monkeypatch.setattr(settle, "wait_for_release", wait_for_release)
     return seen
 
 
