@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import subprocess
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.common.redact import Redactor
@@ -51,11 +52,10 @@ class Started:
 
     def result(self) -> Result:
         """What Helm printed once it ended; a Helm still running at the deadline is killed."""
-        try:
-            rc = self.proc.wait(timeout=max(0.0, self.deadline - time.monotonic()))
-        except subprocess.TimeoutExpired as exc:
+        rc = ended(self.proc, max(0.0, self.deadline - time.monotonic()))
+        if rc is None:
             raise HelmError(f"helm {self.command[1]} did not finish in {self.timeout:.0f}s",
-                            command=self.redactor.redact(" ".join(self.command))) from exc
+                            command=self.redactor.redact(" ".join(self.command)))
         return Result([self.redactor.redact(a) for a in self.command], rc, _text(self.out), _text(self.err))
 
     def stop(self) -> None:
@@ -65,6 +65,20 @@ class Started:
             self.proc.wait()
         self.out.close()
         self.err.close()
+
+
+def ended(proc: Any, timeout: float) -> Optional[int]:
+    """The process's exit status once it ends, or None if it still runs after
+    `timeout` seconds. Popen.wait(timeout) polls, sleeping up to 50 ms between
+    looks, so a Helm read of a tenth of a second was seen ended up to 50 ms
+    late, several times a call. Here a thread waits for the process without
+    a timeout (the kernel wakes it when the process ends), and its end is
+    what is waited for; after a timeout it ends with the process, which
+    Started.stop() kills."""
+    waiter = threading.Thread(target=proc.wait, name=f"helm-{proc.pid}", daemon=True)
+    waiter.start()
+    waiter.join(timeout)
+    return None if waiter.is_alive() else proc.returncode
 
 
 def _text(output: Any) -> str:

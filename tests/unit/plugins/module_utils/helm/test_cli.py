@@ -122,6 +122,24 @@ print(args[0] if end == "w" else f"{{args[0]}} read {{seen}}")
     assert history.command[1:] == ["history", "r"] and status.command[1:] == ["status", "r"]
 
 
+def test_the_work_given_for_meanwhile_runs_while_helm_runs(tmp_path: Path) -> None:
+    """Helm here writes to a FIFO and cannot end before this process reads it:
+    were `meanwhile` called after Helm ended, the call would time out."""
+    os.mkfifo(tmp_path / "meet")
+    helm = Helm(_script(tmp_path, f"""
+with open({str(tmp_path / 'meet')!r}, "w") as meet:
+    meet.write("made while helm ran")
+print(args[0])
+"""), timeout=20)
+    seen: List[str] = []
+
+    def meanwhile() -> None:
+        with open(tmp_path / "meet", encoding="utf-8") as meet:
+            seen.append(meet.read())
+    (template,) = helm.run_together([["template", "r"]], meanwhile=meanwhile)
+    assert (template.rc, template.stdout, seen) == (0, "template\n", ["made while helm ran"])
+
+
 def test_output_larger_than_a_pipe_holds_is_read_whole(tmp_path: Path) -> None:
     helm = Helm(_script(tmp_path, 'sys.stdout.write(args[0] * 300000)\nsys.stderr.write("e" * 300000)\n'))
     (result,) = helm.run_together([["template"]])
@@ -152,3 +170,15 @@ def test_reads_that_do_not_end_in_time_are_stopped_all(tmp_path: Path) -> None:
     for name in ("history", "status"):
         with pytest.raises(ProcessLookupError):  # killed, and reaped
             os.kill(int((tmp_path / name).read_text()), 0)
+
+
+def test_the_end_of_helm_is_waited_for_not_polled(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Popen.wait(timeout) sleeps between looks at the process (up to 50 ms
+    late for each Helm); the wait here is woken by the process's end, and
+    sleeps never, whether Helm runs alone or beside others."""
+    def no_sleep(seconds: float) -> None:
+        raise AssertionError(f"slept {seconds} s waiting for helm")
+    helm = Helm(_script(tmp_path, "time.sleep(0.3)\nprint(args[0])\n"), timeout=20)
+    monkeypatch.setattr(helm_mod.time, "sleep", no_sleep)  # the time module: subprocess's too
+    assert helm.run(["history", "r"]).stdout == "history\n"
+    assert [r.stdout for r in helm.run_together([["history", "r"], ["status", "r"]])] == ["history\n", "status\n"]
