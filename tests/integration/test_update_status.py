@@ -132,21 +132,25 @@ def test_status_playbook_prints_the_report(kubeconfig, crds) -> None:
     assert "TASK [Report]" in out.stdout and ("No service is updating." in out.stdout or "Assessment:" in out.stdout)
 
 
-def test_a_release_left_pending_is_named_from_its_secrets_metadata(dyn, kubeconfig, ns) -> None:
-    """The refresh lists Helm's release Secrets in the apiserver's metadata-only
-    form: a revision left pending-upgrade is still found, from its labels."""
+@pytest.mark.parametrize("kind", ["Secret", "ConfigMap"])  # Helm's default driver, and HELM_DRIVER=configmap
+def test_a_release_left_pending_is_named_from_its_records_metadata(dyn, kubeconfig, ns, kind) -> None:
+    """The refresh lists Helm's release records (Secrets, or ConfigMaps with
+    HELM_DRIVER=configmap) in the apiserver's metadata-only form: a revision
+    left pending-upgrade is still found, from its labels."""
     res = dyn.resources.get(api_version="lifecycle.openstack.org/v1alpha1", kind="UpdateStatus")
     assert run_module("service_lifecycle", {"service": "glance", "namespace": ns}, kubeconfig).get("failed") is None
-    secrets = dyn.resources.get(api_version="v1", kind="Secret")
+    records = dyn.resources.get(api_version="v1", kind=kind)
     for version, status, modified in ((1, "deployed", "1700000000"), (2, "pending-upgrade", "1700000600")):
-        secrets.create(namespace=ns, body={
-            "apiVersion": "v1", "kind": "Secret", "type": "helm.sh/release.v1",
-            "metadata": {"name": f"sh.helm.release.v1.glance.v{version}",
-                         "labels": {"owner": "helm", "name": "glance", "status": status,
-                                    "version": str(version), "modifiedAt": modified}},
-            "data": {"release": "SDRzSQ=="}})
+        body = {"apiVersion": "v1", "kind": kind,
+                "metadata": {"name": f"sh.helm.release.v1.glance.v{version}",
+                             "labels": {"owner": "helm", "name": "glance", "status": status,
+                                        "version": str(version), "modifiedAt": modified}},
+                "data": {"release": "SDRzSQ=="}}
+        if kind == "Secret":
+            body["type"] = "helm.sh/release.v1"
+        records.create(namespace=ns, body=body)
     run_module("update_status", {"details": "none"}, kubeconfig)
     (pending,) = [i for i in ours(res.get(name="cluster").to_dict()["status"], ns) if i["uid"].startswith("releases-")]
     assert pending["impact"]["summary"] == "Helm release glance is pending-upgrade at revision 2"
     assert f"helm rollback glance 1 -n {ns}" in pending["impact"]["description"]
-    assert pending["scope"]["resources"] == [{"kind": "Secret", "name": "sh.helm.release.v1.glance.v2", "namespace": ns}]
+    assert pending["scope"]["resources"] == [{"kind": kind, "name": "sh.helm.release.v1.glance.v2", "namespace": ns}]

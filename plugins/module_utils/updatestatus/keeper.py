@@ -4,10 +4,11 @@
 
 What is read: every ServiceLifecycle and Phase, and in the namespaces with a
 ServiceLifecycle the pods, Deployments, Jobs, Services, EndpointSlices and
-the metadata of Helm's release records (Secrets labelled owner=helm, listed
+the metadata of Helm's release records (Secrets labelled owner=helm, and
+ConfigMaps so labelled, which Helm writes with HELM_DRIVER=configmap; listed
 in the apiserver's metadata-only form: their data, each revision's manifest
-and values, is never sent). One list a kind, 8
-requests for any number of services (listing.py). A namespace whose objects
+and values, is never sent). One list a kind, 10 requests with the
+UpdateStatus's own read, for any number of services (kube/across.py). A namespace whose objects
 the credentials may not list keeps the entries it had: a runner bound in its
 own namespaces only (docs/rbac.md) refreshes those, and leaves the others.
 What is computed is in updatestatus/assessment.py and insights/; this file only talks to
@@ -49,7 +50,10 @@ NAMESPACED = (
     ("v1", "Service", None),
     ("discovery.k8s.io/v1", "EndpointSlice", None),
     ("v1", "Secret", "owner=helm"),
+    ("v1", "ConfigMap", "owner=helm"),
 )
+# Helm's release records: their metadata only is listed and kept.
+RECORD_KINDS = ("Secret", "ConfigMap")
 
 
 class StatusKeeper:
@@ -84,7 +88,7 @@ class StatusKeeper:
         for api_version, kind, selector in NAMESPACED:
             res = self.dyn.resources.get(api_version=api_version, kind=kind)
             found += across(res, namespaces, selector, _held(api_version, kind), unread,
-                            metadata_only=kind == "Secret")
+                            metadata_only=kind in RECORD_KINDS)
         # An unread namespace's entries stay as last written: none of its objects count.
         objects += [o for o in found if (o.get("metadata") or {}).get("namespace") not in unread]
         snapshot = Snapshot.from_objects(objects, now)
@@ -151,7 +155,7 @@ def _held(api_version: str, kind: str) -> Keep:
     """A listed item with its kind (list items carry none, and a metadata-only
     list's say PartialObjectMetadata)."""
     def held(item: Dict[str, Any]) -> Dict[str, Any]:
-        if kind == "Secret":
+        if kind in RECORD_KINDS:
             item = {"metadata": item.get("metadata") or {}}
         item.setdefault("apiVersion", api_version)
         item.setdefault("kind", kind)

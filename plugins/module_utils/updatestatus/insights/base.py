@@ -53,7 +53,7 @@ class Snapshot:
     jobs: List[dict] = field(default_factory=list)
     services: List[dict] = field(default_factory=list)
     endpoint_slices: List[dict] = field(default_factory=list)
-    releases: List[dict] = field(default_factory=list)  # Helm storage Secrets, metadata only
+    releases: List[dict] = field(default_factory=list)  # Helm's release records, metadata only
     now: datetime = field(default_factory=utcnow)
     # Namespaces with a service whose objects the credentials may not list:
     # what is known of them is what the status said before (updatestatus/assessment.py).
@@ -61,17 +61,19 @@ class Snapshot:
 
     @classmethod
     def from_objects(cls, objects: Iterable[Mapping[str, Any]], now: datetime) -> "Snapshot":
-        """Sort a plain list of objects by kind. Helm storage Secrets keep their
-        metadata only; other Secrets and unknown kinds are dropped."""
+        """Sort a plain list of objects by kind. Helm's release records (Secrets,
+        or ConfigMaps with HELM_DRIVER=configmap, labelled owner=helm) keep
+        their metadata only; other Secrets and ConfigMaps and unknown kinds
+        are dropped."""
         snap = cls(now=now)
         lists = {"ServiceLifecycle": snap.lifecycles, "Phase": snap.phases, "Pod": snap.pods,
                  "Deployment": snap.deployments, "Job": snap.jobs, "Service": snap.services,
                  "EndpointSlice": snap.endpoint_slices}
         for obj in objects:
             kind = obj.get("kind")
-            if kind == "Secret" and labels(obj).get("owner") == "helm":
+            if kind in ("Secret", "ConfigMap") and labels(obj).get("owner") == "helm":
                 meta = obj.get("metadata") or {}
-                snap.releases.append({"apiVersion": "v1", "kind": "Secret", "metadata": dict(meta)})
+                snap.releases.append({"apiVersion": "v1", "kind": kind, "metadata": dict(meta)})
             elif kind in lists:
                 lists[kind].append(dict(obj))
         return snap

@@ -3,8 +3,9 @@
 """Helm releases whose latest revision is pending-install, pending-upgrade or
 pending-rollback for longer than Settings.release_pending_minutes: an
 operation that did not finish, and that blocks every later one. Read from the
-labels of Helm's storage Secrets (never their data); the revision's age is
-that of its modifiedAt label, else of the Secret.
+labels of Helm's release records (never their data): Secrets, or ConfigMaps
+with HELM_DRIVER=configmap. The revision's age is that of its modifiedAt
+label, else of the record.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ def produce(snapshot: Snapshot, settings: Settings) -> List[Insight]:
             fix = (f"No earlier revision was deployed: once no other Helm operation runs on it, remove it with "
                    f"`helm uninstall {svc.release} -n {svc.namespace}`, then run the flow again.")
         out.append(new_insight(
-            NAME, "pending", svc.name, svc.namespace, "Secret", name_of(latest),
+            NAME, "pending", svc.name, svc.namespace, str(latest.get("kind") or "Secret"), name_of(latest),
             started_at=since,
             level=CRITICAL, impact=UPDATE_STALLED,
             summary=f"Helm release {svc.release} is {state} at revision {rev}",

@@ -10,7 +10,7 @@ A service is a ServiceLifecycle (namespace + name). In its namespace it owns:
   Helm release manages);
 - pods of those Deployments (their ``spec.selector.matchLabels``) and Jobs
   (the ``job-name`` label, or the owner reference);
-- Helm's storage Secrets labelled ``name: <spec.release>``.
+- Helm's release records (Secrets, or ConfigMaps) labelled ``name: <spec.release>``.
 
 Objects of no service are not looked at. An object of a Phase that is no
 longer current (a Phase of an earlier flow) is history, not a problem now.
@@ -128,7 +128,7 @@ class Scope:
         return sorted((p for p in self.snapshot.phases if self.service_of(p) is svc), key=_created)
 
     def releases_of(self, svc: Service) -> List[dict]:
-        """Helm's storage Secrets of the service's release, by revision."""
+        """Helm's release records (Secrets or ConfigMaps) of the service's release, by revision."""
         found = [s for s in self.snapshot.releases
                  if namespace_of(s) == svc.namespace and labels(s).get("name") == svc.release]
         return sorted(found, key=revision)

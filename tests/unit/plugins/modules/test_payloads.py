@@ -134,9 +134,11 @@ def test_a_module_does_not_ship_the_other_modules_engines(module: str, not_shipp
 # of helm/release.py, which imports its steps' modules only when a step runs.
 # The four that ship helm/process.py by 0.7 kB for its wait on Helm's end (Popen.wait with a timeout
 # polls: each Helm was seen ended up to 50 ms late).
+# The four that keep the UpdateStatus by 0.5 kB for Helm's release records kept in ConfigMaps
+# (HELM_DRIVER=configmap), listed beside its Secrets.
 PAYLOAD_BUDGET = {
-    "helm_release": 240_500, "helm_release_info": 102_000, "phase": 483_000, "phase_info": 90_000,
-    "service_lifecycle": 281_000, "site_plan": 111_000, "traffic": 598_000, "update_status": 186_500,
+    "helm_release": 240_500, "helm_release_info": 102_000, "phase": 483_500, "phase_info": 90_000,
+    "service_lifecycle": 282_000, "site_plan": 111_000, "traffic": 598_500, "update_status": 187_000,
 }
 
 

@@ -129,19 +129,23 @@ def test_a_kind_denied_cluster_wide_is_listed_per_namespace_the_others_are_not()
     assert [d["metadata"]["namespace"] for d in snap.deployments] == ["mine"]
 
 
-def test_helm_release_secrets_are_held_without_their_data() -> None:
+@pytest.mark.parametrize("kind", ["Secret", "ConfigMap"])  # Helm's default driver, and HELM_DRIVER=configmap
+def test_helm_release_records_are_held_without_their_data(kind: str) -> None:
     cluster = _Cluster()
-    cluster.objects += [{"kind": "Secret", "type": "helm.sh/release.v1", "data": {"release": "H4sI..."},
+    cluster.objects += [{"kind": kind, "data": {"release": "H4sI..."},
                          "metadata": {"name": "sh.helm.release.v1.keystone.v1", "namespace": "mine",
-                                      "labels": {"owner": "helm", "name": "keystone"}}}]
-    keep = update_status._held("v1", "Secret")  # pylint: disable=protected-access
-    assert keep(dict(cluster.objects[-1])) == {"apiVersion": "v1", "kind": "Secret",
-                                               "metadata": cluster.objects[-1]["metadata"]}
+                                      "labels": {"owner": "helm", "name": "keystone"}}},
+                        {"kind": "ConfigMap", "data": {"a": "1"},  # not Helm's: not kept
+                         "metadata": {"name": "keystone-etc", "namespace": "mine", "labels": {"name": "keystone"}}}]
+    keep = update_status._held("v1", kind)  # pylint: disable=protected-access
+    assert keep(dict(cluster.objects[0])) == {"apiVersion": "v1", "kind": kind,
+                                              "metadata": cluster.objects[0]["metadata"]}
     snap = update_status.StatusKeeper(cluster).snapshot(NOW)
-    assert [r["metadata"]["name"] for r in snap.releases] == ["sh.helm.release.v1.keystone.v1"]
+    assert [(r["kind"], r["metadata"]["name"]) for r in snap.releases] == [(kind, "sh.helm.release.v1.keystone.v1")]
     assert "data" not in snap.releases[0]
-    # Nor sent: the apiserver is asked for the Secrets' metadata only, and for the rest whole.
+    # Nor sent: the apiserver is asked for the records' metadata only, and for the rest whole.
     assert cluster.accepts["Secret"].startswith("application/json;as=PartialObjectMetadataList;")
+    assert cluster.accepts["ConfigMap"].startswith("application/json;as=PartialObjectMetadataList;")
     assert cluster.accepts["Pod"] == cluster.accepts["Deployment"] == ""
 
 
