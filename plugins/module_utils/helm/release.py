@@ -28,13 +28,11 @@ import contextlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
-# The modules of the steps that change a release, or run its tests, are
-# imported where they are used: they load the watcher's and the Lease's code
-# (about 20 ms), which a no-op never runs.
+# The modules of the steps that change a release or test it are imported where used: they
+# load the watcher's and the Lease's code (about 20 ms), which a no-op never runs.
 from ansible_collections.lcm.openstack.plugins.module_utils.helm import chart_jobs, commands, drift, records
 from ansible_collections.lcm.openstack.plugins.module_utils.helm import history as release_history
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.chart_files import ChartSource
-from ansible_collections.lcm.openstack.plugins.module_utils.helm.history import history_entries, summary
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.cli import Helm, HelmError, merge_values, template_args
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.render import parse_manifest
 
@@ -232,8 +230,8 @@ class ReleaseManager:
             self._run(commands.upgrade_args(self.helm, req, value_args, no_hooks), what=f"helm {operation} of {req.name}")
         except HelmError as exc:
             after = self.helm.history(req.name, req.namespace)
-            exc.details.update(status=summary(req.name, req.namespace, after),
-                               history=history_entries(after))
+            exc.details.update(status=release_history.summary(req.name, req.namespace, after),
+                               history=release_history.history_entries(after))
             if req.atomic and after and after[-1].get("status") == "deployed" and history:
                 exc.args = (f"upgrade of {req.name} failed and Helm rolled it back "
                             f"(now revision {after[-1]['revision']}, {after[-1].get('chart')}): {exc}",)
@@ -269,7 +267,7 @@ class ReleaseManager:
         if stuck:
             held = self.guard.held_by_another(history) if self.guard is not None else None
             # Held by another live run: running, not stuck.
-            raise HelmError(held or stuck, status=summary(self.req.name, self.req.namespace, history))
+            raise HelmError(held or stuck, status=release_history.summary(self.req.name, self.req.namespace, history))
 
     def _run(self, args: List[str], what: str = "") -> None:
         """Run a changing Helm command; one whose connection broke runs again (helm/interrupted.py)."""
@@ -294,8 +292,8 @@ class ReleaseManager:
     def _result(self, changed: bool, operation: str, history: List[Dict[str, Any]],
                 diff: Optional[Dict[str, str]] = None) -> Dict[str, Any]:
         out = {"changed": changed, "operation": operation,
-               "status": summary(self.req.name, self.req.namespace, history),
-               "history": history_entries(history), "command": self.commands[-1] if self.commands else "",
+               "status": release_history.summary(self.req.name, self.req.namespace, history),
+               "history": release_history.history_entries(history), "command": self.commands[-1] if self.commands else "",
                **self.extra}
         if diff is not None:
             out["_diff"] = diff
