@@ -101,7 +101,9 @@ test: collection tools bed
 # sanity and lint (CPU, no cluster) run after one another beside them: most of
 # a cluster test's time is spent waiting for the control plane, not computing.
 # Each line of a suite's output carries its name; each suite's whole log is in
-# build/test-logs/ too. TEST_SERIAL=1 runs them one after another instead.
+# build/test-logs/ too, and the summary quotes each failure with the lines after
+# it (an Ansible failure's message follows its "fatal:" line). TEST_SERIAL=1
+# runs them one after another instead.
 TEST_LOGS := $(BUILD)/test-logs
 test-all:
 	@mkdir -p $(TEST_LOGS); failed=(); \
@@ -123,7 +125,7 @@ test-all:
 	[[ -f $(TEST_LOGS)/failed ]] && mapfile -t -O "$${#failed[@]}" failed < $(TEST_LOGS)/failed; \
 	for t in "$${failed[@]}"; do [[ -f $(TEST_LOGS)/$$t.log ]] || continue; \
 	  echo "==> $$t: the failures in its log ($(TEST_LOGS)/$$t.log)"; \
-	  sed "s/\x1b\[[0-9;]*m//g" $(TEST_LOGS)/$$t.log | grep -a -n -E "CRITICAL|fatal: \[|FAILED|Error:" | tail -n 12; done; \
+	  sed "s/\x1b\[[0-9;]*m//g" $(TEST_LOGS)/$$t.log | grep -a -n -E -A 8 "CRITICAL|fatal: \[|FAILED|Error:" | tail -n 80; done; \
 	if (( $${#failed[@]} )); then echo "FAILED: $${failed[*]}"; exit 1; fi; \
 	echo "all suites passed: unit integration molecule sanity lint publish-check docs-lint docs"
 

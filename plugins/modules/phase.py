@@ -437,13 +437,15 @@ phase:
       type: str
       sample: 8 object(s) Current in 6s
     started_at:
-      description: When it started, in RFC 3339.
+      description:
+        - When it started, in RFC 3339 to the microsecond (as Kubernetes writes a MicroTime), so that Phases
+          of one service that start within the same second still order right.
       type: str
-      sample: "2026-11-22T01:26:37Z"
+      sample: "2026-11-22T01:26:37.204518Z"
     completed_at:
-      description: When it ended, in RFC 3339.
+      description: When it ended, in RFC 3339 to the microsecond.
       type: str
-      sample: "2026-11-22T01:26:43Z"
+      sample: "2026-11-22T01:26:43.611092Z"
     duration_seconds:
       description: Seconds from start to end.
       type: int

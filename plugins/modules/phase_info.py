@@ -67,7 +67,7 @@ EXAMPLES = r"""
 
 RETURN = r"""
 phases:
-  description: Matching Phases, oldest first, as M(lcm.openstack.phase) returns them.
+  description: Matching Phases, oldest first (by start, else creation, time; then by name), as M(lcm.openstack.phase) returns them.
   returned: always
   type: list
   elements: dict

@@ -33,8 +33,9 @@ from typing import Any, Callable, Dict, Iterator, List, Optional
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.lease import (
-    Holder, Lease, LeaseNamespaceMissing, holder_identity, now_utc,
+    Holder, Lease, LeaseNamespaceMissing, holder_identity,
 )
+from ansible_collections.lcm.openstack.plugins.module_utils.common.timefmt import utcnow
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import GROUP
 
 ANNOTATION_OPERATION = f"{GROUP}/helm-operation"
@@ -90,7 +91,7 @@ class ReleaseGuard:
         holds it, or None (free, expired, this run's, or unreadable)."""
         lease = ReleaseLease(self.dyn, self.namespace, self.release, self.holder, MARGIN)
         try:
-            now = now_utc()
+            now = utcnow()
             held = lease.live_holder(now)
         except PhaseError:  # no right to read it: the release says what it can
             return None

@@ -22,12 +22,16 @@ from __future__ import annotations
 import os
 import socket
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from typing import Any, Dict, Mapping, Optional
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common import transient
 from ansible_collections.lcm.openstack.plugins.module_utils.common import compat
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError, api_error
+# A Lease's acquireTime and renewTime are MicroTimes.
+from ansible_collections.lcm.openstack.plugins.module_utils.common.timefmt import (  # noqa: F401 (re-exported)
+    format_micro as micro, parse_time, utcnow as now_utc,
+)
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.objects import get_or_none
 
 API_VERSION, KIND = "coordination.k8s.io/v1", "Lease"
@@ -71,22 +75,6 @@ def ended_here(identity: str) -> bool:
     cannot be seen from here; their Leases expire."""
     host, pid = identity.rpartition("@")[2].rpartition("/")[::2]
     return host == socket.gethostname() and pid.isdigit() and not os.path.exists(f"/proc/{int(pid)}")
-
-
-def now_utc() -> datetime:
-    return datetime.now(timezone.utc)
-
-
-def micro(when: datetime) -> str:
-    """A MicroTime as the apiserver writes it."""
-    return when.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def parse_time(text: Optional[str]) -> Optional[datetime]:
-    if not text:
-        return None
-    return datetime.strptime(text.replace("Z", "")[:26], "%Y-%m-%dT%H:%M:%S.%f" if "." in text
-                             else "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc)
 
 
 @dataclass

@@ -9,6 +9,7 @@ from typing import Any, Dict, List, Optional
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import DynamicApiError
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.crd import lcm_resource
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import api_error
+from ansible_collections.lcm.openstack.plugins.module_utils.common.timefmt import started_order
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.flow import report as flow_report, summary as flow_summary
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import (
     LABEL_SERVICE, LABEL_TYPE, LIFECYCLE_KIND, PHASE_KIND,
@@ -45,10 +46,9 @@ def list_lifecycle(dyn: Any, namespace: Optional[str], service: Optional[str] = 
     """Phases (oldest first) and ServiceLifecycles that match every filter given."""
     selector = ",".join(s for s in (f"{LABEL_SERVICE}={service}" if service else "",
                                     f"{LABEL_TYPE}={phase_type}" if phase_type else "") if s)
-    phases = [summary(p) for p in _list(dyn, PHASE_KIND, namespace, selector)
+    phases = [summary(p) for p in sorted(_list(dyn, PHASE_KIND, namespace, selector), key=started_order)
               if (not name or p["metadata"]["name"] == name)
               and (not state or (p.get("status") or {}).get("state", "Pending") == state)]
-    phases.sort(key=lambda p: (p.get("started_at") or "", p["name"]))
     slc_selector = f"{LABEL_SERVICE}={service}" if service else ""
     lifecycles = [lifecycle_summary(s) for s in _list(dyn, LIFECYCLE_KIND, namespace, slc_selector)]
     return {"phases": phases, "lifecycles": lifecycles}

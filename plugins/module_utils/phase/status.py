@@ -29,7 +29,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils.common import transi
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import DynamicApiError
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import api_error
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import FAILED, RUNNING, SUCCEEDED
-from ansible_collections.lcm.openstack.plugins.module_utils.common.timefmt import now_text as now, parse_time
+from ansible_collections.lcm.openstack.plugins.module_utils.common.timefmt import now_micro, now_text as now, parse_time
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.readiness import NOT_FOUND, Readiness
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.plain import plain
 from ansible_collections.lcm.openstack.plugins.module_utils.common.redact import Redactor
@@ -85,7 +85,7 @@ class StatusWriter:
         self.entries.forget()
         self._patch({
             "state": RUNNING,
-            "startedAt": status.get("startedAt") or now(),
+            "startedAt": status.get("startedAt") or now_micro(),
             "completedAt": None, "failedObject": None, "reason": None, "logTail": None,
             "stoppedJobs": None,
             "observedGeneration": self.phase["metadata"].get("generation"),
@@ -184,7 +184,7 @@ class StatusWriter:
         started = parse_time((self.phase.get("status") or {}).get("startedAt"))
         took = int((datetime.now(timezone.utc) - started).total_seconds()) if started else 0
         message = f"{len(self.order)} object(s) Current in {took}s" if self.order else "no objects: nothing to run"
-        self._end({"state": SUCCEEDED, "completedAt": now(), "message": message,
+        self._end({"state": SUCCEEDED, "completedAt": now_micro(), "message": message,
                    "conditions": [_condition("Ready", "True", "Succeeded", message)]})
 
     def diagnose(self, dyn: Any, result: Any, timeout: float) -> "Failure":
@@ -215,7 +215,7 @@ class StatusWriter:
     def succeeded(self, message: str) -> None:
         """Succeeded, with a message of the caller's (a phase that owns no objects)."""
         message = self.redactor.redact(message)
-        self._end({"state": SUCCEEDED, "completedAt": now(), "message": message,
+        self._end({"state": SUCCEEDED, "completedAt": now_micro(), "message": message,
                    "conditions": [_condition("Ready", "True", "Succeeded", message)]})
 
     def failed(self, reason: str, message: str, failed_object: Optional[str] = None) -> None:
@@ -225,7 +225,7 @@ class StatusWriter:
     def _failed(self, failed_object: Optional[str], reason: str, message: str, tail: str,
                 stopped: Sequence[Dict[str, Any]] = ()) -> None:
         message = self.redactor.redact(message)
-        self._end({"state": FAILED, "completedAt": now(), "message": message,
+        self._end({"state": FAILED, "completedAt": now_micro(), "message": message,
                    "failedObject": failed_object, "reason": reason,
                    "logTail": self.redactor.redact(tail) or None,
                    "stoppedJobs": [self.redactor.redact_deep(dict(s)) for s in stopped] or None,

@@ -24,7 +24,7 @@ from typing import Any, Dict, List, Mapping, Optional, Set, Tuple
 from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.insights.base import (
     Snapshot, annotations, labels, name_of, namespace_of,
 )
-from ansible_collections.lcm.openstack.plugins.module_utils.common.timefmt import parse_time
+from ansible_collections.lcm.openstack.plugins.module_utils.common.timefmt import started_order
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import LABEL_PHASE, LABEL_SERVICE
 
 RELEASE_ANNOTATION = "meta.helm.sh/release-name"
@@ -57,12 +57,6 @@ def service_from(lifecycle: Mapping[str, Any]) -> Service:
     name = name_of(lifecycle)
     service = str(spec.get("service") or name)
     return Service(namespace_of(lifecycle), name, service, str(spec.get("release") or service), dict(lifecycle))
-
-
-def _created(obj: Mapping[str, Any]) -> Tuple[str, str]:
-    when = parse_time((obj.get("status") or {}).get("startedAt")) or \
-        parse_time((obj.get("metadata") or {}).get("creationTimestamp"))
-    return (when.isoformat() if when else "", name_of(obj))
 
 
 class Scope:
@@ -125,7 +119,7 @@ class Scope:
 
     def phases_of(self, svc: Service) -> List[dict]:
         """The service's Phases, oldest first."""
-        return sorted((p for p in self.snapshot.phases if self.service_of(p) is svc), key=_created)
+        return sorted((p for p in self.snapshot.phases if self.service_of(p) is svc), key=started_order)
 
     def releases_of(self, svc: Service) -> List[dict]:
         """Helm's release records (Secrets or ConfigMaps) of the service's release, by revision."""
@@ -150,7 +144,7 @@ class Scope:
         while it is the newest of its type for its service."""
         current: Set[Tuple[str, str]] = set()
         newest: Dict[Tuple[str, str, str], dict] = {}
-        for phase in sorted(self.snapshot.phases, key=_created):
+        for phase in sorted(self.snapshot.phases, key=started_order):
             svc = self.service_of(phase)
             if svc is None:
                 continue

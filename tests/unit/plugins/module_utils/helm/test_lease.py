@@ -18,7 +18,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils.helm import lease as
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.cli import Helm, HelmError
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.release import ReleaseManager, ReleaseRequest
-from ansible_collections.lcm.openstack.plugins.module_utils.kube.lease import micro
+from ansible_collections.lcm.openstack.plugins.module_utils.common.timefmt import format_micro as micro
 
 NAME = "lcm-helm-svc"
 DEPLOYED = [{"revision": 1, "status": "deployed", "chart": "svc-0.1.0", "description": "Install complete"}]

@@ -21,7 +21,7 @@ from kubernetes.dynamic.exceptions import ConflictError, ForbiddenError, NotFoun
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.kube import lease as kube_lease
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.lease import (
-    ANNOTATION_TAKEN_OVER, Lease, LeaseNamespaceMissing, micro, parse_time,
+    ANNOTATION_TAKEN_OVER, Lease, LeaseNamespaceMissing, micro,
 )
 from support.fake_leases import Dyn, Leases, error
 
@@ -193,21 +193,6 @@ def test_the_holder_is_the_outermost_ansible_process(
     assert kube_lease.playbook_pid(400) == expected
     assert proc.read[0] == 400 and 1 not in proc.read  # from the module up, never past init
     assert kube_lease.holder_identity(expected) == f"{socket.gethostname()}/{expected}"
-
-
-@pytest.mark.parametrize("text, expected", [
-    ("2026-11-24T03:00:00.123456Z", datetime(2026, 11, 24, 3, 0, 0, 123456, tzinfo=timezone.utc)),
-    ("2026-11-24T03:00:00Z", NOW),
-    ("2026-11-24T03:00:00.123456789Z", datetime(2026, 11, 24, 3, 0, 0, 123456, tzinfo=timezone.utc)),
-    ("", None), (None, None),
-])
-def test_a_lease_time_is_read_as_the_apiserver_writes_it(text: Any, expected: Any) -> None:
-    assert parse_time(text) == expected
-
-
-def test_micro_times_are_written_with_microseconds_and_read_back_alike() -> None:
-    when = datetime(2026, 11, 24, 3, 0, 5, 42, tzinfo=timezone.utc)
-    assert micro(when) == "2026-11-24T03:00:05.000042Z" and parse_time(micro(when)) == when
 
 
 def test_the_live_holder_says_who_what_for_since_when_and_until_when() -> None:

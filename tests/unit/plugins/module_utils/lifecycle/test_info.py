@@ -134,6 +134,22 @@ def test_phases_started_at_the_same_moment_are_ordered_by_name() -> None:
         "keystone-backup-2", "keystone-upgrade-2"]
 
 
+def test_phases_started_within_one_second_are_ordered_by_their_micro_times() -> None:
+    """A quick traffic rollout, then its flow's test in the same second: the
+    rollout is older, though its name sorts after the test's. A Phase an
+    older collection wrote (whole seconds) sorts by time among MicroTimes,
+    though "…:05Z" sorts after "…:05.12Z" as text."""
+    cluster = _Cluster()
+    cluster.res["Phase"].items = [
+        _phase("keystone-test-b", "test", "Running", "2026-11-24T03:00:05.910000Z"),
+        _phase("keystone-trafficrollout-a", "trafficrollout", "Succeeded", "2026-11-24T03:00:05.120000Z"),
+        _phase("keystone-upgrade-c", "upgrade", "Succeeded", "2026-11-24T03:00:05Z"),
+        _phase("keystone-trafficdrain-d", "trafficdrain", "Succeeded", "2026-11-24T03:00:04.5Z"),
+    ]
+    assert [p["name"] for p in list_lifecycle(cluster, "openstack")["phases"]] == [
+        "keystone-trafficdrain-d", "keystone-upgrade-c", "keystone-trafficrollout-a", "keystone-test-b"]
+
+
 def test_a_record_with_a_flow_and_history_messages_reads_back_whole() -> None:
     record = {"metadata": {"name": "keystone", "namespace": "openstack"},
               "spec": {"service": "keystone", "release": "keystone"},

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from types import SimpleNamespace
 from typing import Any, Dict, List
 
@@ -20,6 +21,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils.phase.status import 
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.summary import summary
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.readiness import Readiness
 from ansible_collections.lcm.openstack.plugins.module_utils.common.redact import Redactor
+from ansible_collections.lcm.openstack.plugins.module_utils.common.timefmt import parse_time
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.render import Rendered
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.tracker import WaitResult
 from support import json_patch
@@ -301,8 +303,26 @@ def test_the_end_writes_the_changes_not_yet_written_with_the_outcome_in_one_writ
     assert status["message"].startswith("2 object(s) Current in ")
 
 
+def test_a_run_starts_and_ends_at_times_that_order_phases_within_one_second(clock: _Clock) -> None:
+    """MicroTimes: two Phases of one service can start in the same second (a
+    quick traffic rollout, then the flow's test), and oldest first must read
+    right. A rerun keeps the first start."""
+    writer, _ = _many(1)
+    writer.start()
+    writer.succeed()
+    status = writer.phase["status"]
+    started, completed = parse_time(status["startedAt"]), parse_time(status["completedAt"])
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", status["startedAt"]), status["startedAt"]
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", status["completedAt"]), status["completedAt"]
+    assert started is not None and completed is not None and started <= completed
+    first = status["startedAt"]
+    writer.start()
+    assert writer.phase["status"]["startedAt"] == first
+
+
 def _fixed_time(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(status_module, "now", lambda: "2026-11-26T10:00:00Z")
+    monkeypatch.setattr(status_module, "now_micro", lambda: "2026-11-26T10:00:00.000000Z")
 
 
 @pytest.mark.parametrize("end", ["succeed", "fail", "fail_with"])
