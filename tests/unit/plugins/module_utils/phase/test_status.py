@@ -307,7 +307,7 @@ def test_a_run_starts_and_ends_at_times_that_order_phases_within_one_second(cloc
     """MicroTimes: two Phases of one service can start in the same second (a
     quick traffic rollout, then the flow's test), and oldest first must read
     right. A rerun keeps the first start."""
-    writer, _ = _many(1)
+    writer = _many(1)[0]
     writer.start()
     writer.succeed()
     status = writer.phase["status"]
