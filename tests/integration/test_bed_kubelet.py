@@ -278,3 +278,31 @@ def test_nodes_carry_every_label_the_charts_schedule_on(dyn) -> None:
         for key, value in sorted(wanted | {("openstack-compute-node", "enabled"),
                                            ("openvswitch", "enabled")}):
             assert labels.get(key) == value, (node.metadata.name, key)
+
+
+def test_a_deleted_pod_is_confirmed_gone_and_its_finalizers_are_left_to_their_owner(dyn, namespace) -> None:
+    """As a kubelet: a deleted pod's deletion is confirmed (grace 0, for its
+    UID), and a finalizer stays until whoever set it takes it off; then the
+    pod is gone, and a new pod under the same name runs and stays."""
+    pods = dyn.resources.get(api_version="v1", kind="Pod")
+    hold = "bed.lcm.openstack.org/test-hold"
+    body = {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "replaced", "finalizers": [hold]},
+            "spec": {"restartPolicy": "Always", "containers": [{"name": "main", "image": "registry.invalid/app:1"}]}}
+    first = create(dyn, namespace, body)
+    kube.wait_for(dyn, "v1", "Pod", "replaced", namespace, lambda p: (p.get("status") or {}).get("phase") == "Running")
+    pods.delete(name="replaced", namespace=namespace)  # the pod's own grace period: 30 s
+
+    def confirmed(p: Dict[str, Any]) -> bool:
+        return p["metadata"].get("deletionGracePeriodSeconds") == 0
+    held = kube.wait_for(dyn, "v1", "Pod", "replaced", namespace, confirmed)
+    assert held["metadata"]["uid"] == first["metadata"]["uid"] and held["metadata"]["finalizers"] == [hold]
+
+    pods.patch(name="replaced", namespace=namespace, content_type="application/merge-patch+json",
+               body={"metadata": {"finalizers": None}})
+    kube.wait_for_gone(dyn, "v1", "Pod", namespace, "", timeout=60)
+    second = create(dyn, namespace, dict(body, metadata={"name": "replaced"}))
+    running = kube.wait_for(dyn, "v1", "Pod", "replaced", namespace,
+                            lambda p: (p.get("status") or {}).get("phase") == "Running")
+    assert running["metadata"]["uid"] == second["metadata"]["uid"] != first["metadata"]["uid"]
+    assert "deletionTimestamp" not in running["metadata"]

@@ -275,8 +275,8 @@ class Applier:
     def _delete(self, res: Any, name: str, existing: Dict[str, Any], propagation: str = "Background") -> None:
         """Delete and, unless in check mode, wait until the object is gone. A
         pod that has finished has nothing to stop: it goes without a grace
-        period, so no late actor of the old pod's termination can meet the new
-        pod of the same name."""
+        period. (A kubelet's late confirmation of the old pod's deletion
+        carries that pod's UID, so it never meets the new pod of the same name.)"""
         if self.dry_run:
             return
         finished = existing.get("kind") == "Pod" and (existing.get("status") or {}).get("phase") in (

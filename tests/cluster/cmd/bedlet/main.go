@@ -2,7 +2,8 @@
 // stages cannot express: it admits every new pod (kwok binds only admitted
 // ones), plays openstack-helm's kubernetes-entrypoint init containers (a
 // gated pod starts only once its dependencies hold), injects the faults a
-// namespace's bed-faults ConfigMap names, and it is the external provisioner
+// namespace's bed-faults ConfigMap names, confirms a deleted pod's deletion
+// for that pod's UID only (terminate.go), and it is the external provisioner
 // behind the bed's StorageClasses.
 //
 // It only watches (shared informers) and reacts; it never polls.
@@ -78,6 +79,10 @@ func main() {
 		log.Fatalf("informer: %v", err)
 	}
 	crs.onEvent = gate.Handler()
+	terminator := NewTerminator(client)
+	if _, err := pods.Informer().AddEventHandler(terminator.Handler()); err != nil {
+		log.Fatalf("informer: %v", err)
+	}
 	for _, inf := range []cache.SharedIndexInformer{pods.Informer(), jobs.Informer(), slices.Informer(), daemonSets.Informer()} {
 		if _, err := inf.AddEventHandler(gate.Handler()); err != nil {
 			log.Fatalf("informer: %v", err)
@@ -98,9 +103,10 @@ func main() {
 			log.Fatalf("cache of %v did not sync", typ)
 		}
 	}
-	log.Printf("bedlet: admitting pods, watching them for kubernetes-entrypoint dependencies, injecting %s faults; provisioning for %s", faultsConfigMap, provisionerName)
+	log.Printf("bedlet: admitting pods, watching them for kubernetes-entrypoint dependencies, injecting %s faults, confirming deletions by UID; provisioning for %s", faultsConfigMap, provisionerName)
 	go prov.Run(ctx)
 	go admission.Run(ctx)
+	go terminator.Run(ctx)
 	gate.Run(ctx)
 	factory.Shutdown()
 	crs.factory.Shutdown()
