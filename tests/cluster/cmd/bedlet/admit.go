@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -32,9 +30,7 @@ type Admission struct {
 }
 
 func NewAdmission(client kubernetes.Interface, pods corelisters.PodLister, faults *Faults) *Admission {
-	limiter := workqueue.NewTypedItemExponentialFailureRateLimiter[string](200*time.Millisecond, 10*time.Second)
-	return &Admission{client: client, pods: pods, faults: faults,
-		queue: workqueue.NewTypedRateLimitingQueue[string](limiter)}
+	return &Admission{client: client, pods: pods, faults: faults, queue: newQueue[string]()}
 }
 
 // unadmitted: not yet played by kwok (no pod IP, Pending), not deleted, and
@@ -46,36 +42,16 @@ func unadmitted(pod *corev1.Pod) bool {
 }
 
 func (a *Admission) Handler() cache.ResourceEventHandler {
-	enqueue := func(obj interface{}) {
+	return onAddOrUpdate(func(obj interface{}) {
 		if pod, ok := obj.(*corev1.Pod); ok && unadmitted(pod) {
 			key, _ := cache.MetaNamespaceKeyFunc(pod)
 			a.queue.Add(key)
 		}
-	}
-	return cache.ResourceEventHandlerFuncs{
-		AddFunc:    enqueue,
-		UpdateFunc: func(_, obj interface{}) { enqueue(obj) },
-	}
+	})
 }
 
 func (a *Admission) Run(ctx context.Context) {
-	go func() {
-		<-ctx.Done()
-		a.queue.ShutDown()
-	}()
-	for {
-		key, quit := a.queue.Get()
-		if quit {
-			return
-		}
-		if err := a.sync(ctx, key); err != nil {
-			log.Printf("admission: %s: %v (retrying)", key, err)
-			a.queue.AddRateLimited(key)
-		} else {
-			a.queue.Forget(key)
-		}
-		a.queue.Done(key)
-	}
+	runQueue(ctx, "admission", a.queue, a.sync)
 }
 
 func (a *Admission) sync(ctx context.Context, key string) error {

@@ -4,10 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log"
 	"sort"
 	"strings"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -42,14 +40,13 @@ type Gate struct {
 }
 
 func NewGate(client kubernetes.Interface, pods corelisters.PodLister, resolver *Resolver, recorder record.EventRecorder, faults *Faults) *Gate {
-	limiter := workqueue.NewTypedItemExponentialFailureRateLimiter[string](200*time.Millisecond, 10*time.Second)
 	return &Gate{
 		client:   client,
 		pods:     pods,
 		resolver: resolver,
 		recorder: recorder,
 		faults:   faults,
-		queue:    workqueue.NewTypedRateLimitingQueue[string](limiter),
+		queue:    newQueue[string](),
 	}
 }
 
@@ -86,23 +83,7 @@ func (g *Gate) enqueueWaiting() {
 }
 
 func (g *Gate) Run(ctx context.Context) {
-	go func() {
-		<-ctx.Done()
-		g.queue.ShutDown()
-	}()
-	for {
-		key, quit := g.queue.Get()
-		if quit {
-			return
-		}
-		if err := g.sync(ctx, key); err != nil {
-			log.Printf("gate: %s: %v (retrying)", key, err)
-			g.queue.AddRateLimited(key)
-		} else {
-			g.queue.Forget(key)
-		}
-		g.queue.Done(key)
-	}
+	runQueue(ctx, "gate", g.queue, g.sync)
 }
 
 func (g *Gate) sync(ctx context.Context, key string) error {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"log"
 	"path"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -42,9 +41,8 @@ type Provisioner struct {
 
 func NewProvisioner(client kubernetes.Interface, claims corelisters.PersistentVolumeClaimLister,
 	volumes corelisters.PersistentVolumeLister, classes storagelisters.StorageClassLister) *Provisioner {
-	limiter := workqueue.NewTypedItemExponentialFailureRateLimiter[string](200*time.Millisecond, 10*time.Second)
 	return &Provisioner{client: client, claims: claims, volumes: volumes, classes: classes,
-		queue: workqueue.NewTypedRateLimitingQueue[string](limiter)}
+		queue: newQueue[string]()}
 }
 
 // Keys are "claim/<ns>/<name>" and "volume/<name>".
@@ -57,38 +55,23 @@ func (p *Provisioner) VolumeHandler() cache.ResourceEventHandler {
 }
 
 func (p *Provisioner) handler(prefix string) cache.ResourceEventHandler {
-	add := func(obj interface{}) {
+	return onAddOrUpdate(func(obj interface{}) {
 		if key, err := cache.MetaNamespaceKeyFunc(obj); err == nil {
 			p.queue.Add(prefix + key)
 		}
-	}
-	return cache.ResourceEventHandlerFuncs{AddFunc: add, UpdateFunc: func(_, obj interface{}) { add(obj) }}
+	})
 }
 
 func (p *Provisioner) Run(ctx context.Context) {
-	go func() {
-		<-ctx.Done()
-		p.queue.ShutDown()
-	}()
-	for {
-		key, quit := p.queue.Get()
-		if quit {
-			return
-		}
-		var err error
-		if len(key) > 7 && key[:7] == "volume/" {
-			err = p.syncVolume(ctx, key[7:])
-		} else {
-			err = p.syncClaim(ctx, key[6:])
-		}
-		if err != nil {
-			log.Printf("provisioner: %s: %v (retrying)", key, err)
-			p.queue.AddRateLimited(key)
-		} else {
-			p.queue.Forget(key)
-		}
-		p.queue.Done(key)
+	runQueue(ctx, "provisioner", p.queue, p.sync)
+}
+
+// sync is a claim's ("claim/<key>") or a volume's ("volume/<key>").
+func (p *Provisioner) sync(ctx context.Context, key string) error {
+	if len(key) > 7 && key[:7] == "volume/" {
+		return p.syncVolume(ctx, key[7:])
 	}
+	return p.syncClaim(ctx, key[6:])
 }
 
 func (p *Provisioner) syncClaim(ctx context.Context, key string) error {

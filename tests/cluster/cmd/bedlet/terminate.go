@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"log"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -33,6 +31,8 @@ type podRef struct {
 	uid             types.UID
 }
 
+func (r podRef) String() string { return r.namespace + "/" + r.name }
+
 // Terminator confirms the deletion of every pod that has a deletionTimestamp.
 type Terminator struct {
 	client kubernetes.Interface
@@ -40,12 +40,11 @@ type Terminator struct {
 }
 
 func NewTerminator(client kubernetes.Interface) *Terminator {
-	limiter := workqueue.NewTypedItemExponentialFailureRateLimiter[podRef](200*time.Millisecond, 10*time.Second)
-	return &Terminator{client: client, queue: workqueue.NewTypedRateLimitingQueue[podRef](limiter)}
+	return &Terminator{client: client, queue: newQueue[podRef]()}
 }
 
 func (t *Terminator) Handler() cache.ResourceEventHandler {
-	enqueue := func(obj interface{}) {
+	return onAddOrUpdate(func(obj interface{}) {
 		pod, ok := obj.(*corev1.Pod)
 		if !ok || pod.DeletionTimestamp == nil {
 			return
@@ -55,31 +54,11 @@ func (t *Terminator) Handler() cache.ResourceEventHandler {
 			return
 		}
 		t.queue.Add(podRef{pod.Namespace, pod.Name, pod.UID})
-	}
-	return cache.ResourceEventHandlerFuncs{
-		AddFunc:    enqueue,
-		UpdateFunc: func(_, obj interface{}) { enqueue(obj) },
-	}
+	})
 }
 
 func (t *Terminator) Run(ctx context.Context) {
-	go func() {
-		<-ctx.Done()
-		t.queue.ShutDown()
-	}()
-	for {
-		ref, quit := t.queue.Get()
-		if quit {
-			return
-		}
-		if err := t.confirm(ctx, ref); err != nil {
-			log.Printf("terminate: %s/%s: %v (retrying)", ref.namespace, ref.name, err)
-			t.queue.AddRateLimited(ref)
-		} else {
-			t.queue.Forget(ref)
-		}
-		t.queue.Done(ref)
-	}
+	runQueue(ctx, "terminate", t.queue, t.confirm)
 }
 
 func (t *Terminator) confirm(ctx context.Context, ref podRef) error {
