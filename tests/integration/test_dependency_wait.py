@@ -113,8 +113,8 @@ def test_a_dependency_that_is_removed_fails_the_start_at_once(dyn: dynamic.Dynam
 
     result = run.finished()
     assert result.get("failed") is True
-    assert result["msg"].startswith("keystone depends on mariadb (Removed: removed because db-sync failed): "
-                                    "Failed or Removed"), result["msg"]
+    assert result["msg"].startswith("keystone waits for mariadb, which is Removed (its greenfield flow failed: "
+                                    "removed because db-sync failed). No flow runs to bring it back"), result["msg"]
     assert run.took < 40  # at once, not at the end of the 60 s
     record = _records(dyn).get(name="keystone", namespace=ns).to_dict()
     assert "flow" not in record.get("status", {})

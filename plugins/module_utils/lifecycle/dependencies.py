@@ -146,19 +146,45 @@ def dependents_of(records: Sequence[Dict[str, Any]], service: str, namespace: st
 
 
 def _gave_up(status: Dict[str, Any], since: Optional[datetime]) -> str:
-    """Why the dependency's own flow gave up waiting for its dependencies
-    (DependenciesReady False, DependencyLost or Timeout), since `since`;
-    '' when it did not. A site's failure then reaches every service above it
-    at once, not each after its own timeout."""
+    """Why the dependency's own flow gave up waiting for its dependencies, since
+    `since`; '' when it did not. A site's failure then reaches every service
+    above it at once, not each after its own timeout. Its message is quoted
+    without its advice, which the dependent gives once, for the whole chain."""
+    cond = gave_up_condition(status, since)
+    if cond is None:
+        return ""
+    return f"its flow did not start: {without_advice(cond.get('message') or '') or cond.get('reason')}"
+
+
+def gave_up_condition(status: Dict[str, Any], since: Optional[datetime]) -> Optional[Dict[str, Any]]:
+    """The DependenciesReady condition of a flow that gave up waiting
+    (False, DependencyLost or Timeout) since `since`, with no flow running
+    since then; None when it did not."""
     cond = next((c for c in status.get("conditions") or [] if c.get("type") == DEPENDENCIES_READY), {})
     if cond.get("status") != "False" or cond.get("reason") not in DEPENDENCIES_FAILED:
-        return ""
+        return None
     if (status.get("flow") or {}).get("state") == "Running":
-        return ""
+        return None
     changed = parse_time(cond.get("lastTransitionTime"))
     if since is not None and (changed is None or changed < since):
-        return ""
-    return f"its flow did not start: {cond.get('message') or cond.get('reason')}"
+        return None
+    return cond
+
+
+# The end of a start's failure: one advice sentence, with no ". " inside it.
+ADVICE_END = "or set require_dependencies=false"
+# What starts' failures said before a chain was named once (older records).
+_OLD_LOST = re.compile(r": Failed or Removed, with no flow running to bring (?:it|them) back, "
+                       r"so waiting would not help$")
+
+
+def without_advice(message: str) -> str:
+    """A start's failure message less its closing advice (`Run ... first, ...
+    or set require_dependencies=false`): what a dependent quotes of it."""
+    text = message.strip()
+    if text.endswith(ADVICE_END) and ". " in text:
+        text = text.rsplit(". ", 1)[0]
+    return _OLD_LOST.sub("", text)
 
 
 def last_change(status: Dict[str, Any]) -> Optional[datetime]:

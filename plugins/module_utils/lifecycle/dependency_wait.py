@@ -36,6 +36,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils.kube.watch import Ki
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.dependencies import (
     REMOVED, Dependency, Verdict, judge,
 )
+from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.dependency_chain import follow, lost_message
 
 CONDITION = DEPENDENCIES_READY
 Report = Callable[[str, str], None]  # (reason, message) of the False condition
@@ -60,7 +61,8 @@ def settle(dyn: Any, res: Any, service: str, deps: Sequence[Dependency], timeout
 
 def _once(res: Any, service: str, deps: Sequence[Dependency], timeout: float,
           since: Optional[datetime]) -> Waited:
-    verdicts = {d: judge(d, get_or_none(res, d.name, d.namespace), since) for d in deps}
+    records = {d: get_or_none(res, d.name, d.namespace) for d in deps}
+    verdicts = {d: judge(d, records[d], since) for d in deps}
     unmet = [d for d in deps if not verdicts[d].met]
     if unmet and timeout <= 0 and _removal(deps):
         raise PhaseError(f"{service} is depended on by services that are not Removed: {_listed(unmet, verdicts)}. "
@@ -72,7 +74,7 @@ def _once(res: Any, service: str, deps: Sequence[Dependency], timeout: float,
                          "or set require_dependencies=false")
     lost = [d for d in deps if verdicts[d].lost]
     if lost:
-        raise _lost(service, lost, verdicts)
+        raise _lost(service, lost, verdicts, records.get, since, _reader(res))
     return Waited(0.0, [d.label for d in unmet], _met(deps, verdicts))
 
 
@@ -144,7 +146,8 @@ class _Wait:
             self.waited_for = [d.label for d in unmet]
         lost = [d for d in self.deps if verdicts[d].lost]
         if lost:
-            raise self._failed("DependencyLost", str(_lost(self.service, lost, verdicts)))
+            raise self._failed("DependencyLost", str(_lost(self.service, lost, verdicts, self._record, self.since,
+                                                           _reader(self.res))))
         if not unmet:
             return Waited(round(self.clock() - start, 1), self.waited_for, _met(self.deps, verdicts))
         text = f"waiting for {_listed(unmet, verdicts)}"
@@ -154,7 +157,10 @@ class _Wait:
         return None
 
     def _verdicts(self) -> Dict[Dependency, Verdict]:
-        return {d: judge(d, self.records[d.namespace].get(d.name), self.since) for d in self.deps}
+        return {d: judge(d, self._record(d), self.since) for d in self.deps}
+
+    def _record(self, dep: Dependency) -> Optional[Dict[str, Any]]:
+        return self.records[dep.namespace].get(dep.name)
 
     def _timeout(self, took: float, timeout: float) -> str:
         verdicts = self._verdicts()
@@ -193,12 +199,19 @@ def _removal(deps: Sequence[Dependency]) -> bool:
     return bool(deps) and all(d.want == REMOVED for d in deps)
 
 
-def _lost(service: str, lost: Sequence[Dependency], verdicts: Dict[Dependency, Verdict]) -> PhaseError:
+def _reader(res: Any) -> Callable[[str, str], Optional[Dict[str, Any]]]:
+    """A GET of a record below a lost dependency (dependency_chain.py)."""
+    return lambda namespace, name: get_or_none(res, name, namespace)
+
+
+def _lost(service: str, lost: Sequence[Dependency], verdicts: Dict[Dependency, Verdict],
+          record: Callable[[Dependency], Optional[Dict[str, Any]]], since: Optional[datetime],
+          read: Callable[[str, str], Optional[Dict[str, Any]]]) -> PhaseError:
+    """The start's failure: for a removal, the dependents whose removal
+    failed; otherwise each lost dependency followed to the service whose own
+    flow failed, named once."""
     if _removal(lost):
         return PhaseError(f"{service} is depended on by {_listed(lost, verdicts)}, whose removal failed: "
                           f"{service} stays while they are there. Remove them first, "
                           "or set require_dependencies=false")
-    them, flows = ("it", "its flow") if len(lost) == 1 else ("them", "their flows")
-    return PhaseError(f"{service} depends on {_listed(lost, verdicts)}: Failed or Removed, with no flow "
-                      f"running to bring {them} back, so waiting would not help. Run {flows} first, "
-                      "or set require_dependencies=false")
+    return PhaseError(lost_message(service, [root for d in lost for root in follow(d, record(d), since, read)]))
