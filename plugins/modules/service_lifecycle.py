@@ -115,6 +115,15 @@ options:
         description: Seconds the service's flow is expected to take, for the site's ETA.
         type: int
         default: 60
+      provided:
+        description:
+          - What the service's pods wait for that a flow of the same site run creates beside it,
+            each with C(kind), C(namespace), C(name) and C(service) (C(site_plan)'s C(provided)).
+          - Recorded as the annotation C(lifecycle.openstack.org/site-provided). The service's
+            phases read it and wait for those objects instead of refusing them as missing.
+        type: list
+        elements: dict
+        default: []
   dependencies_since:
     description:
       - A timestamp such as V(2026-01-31T12:00:00Z), written as a record's
@@ -328,6 +337,7 @@ def argument_spec():
             level=dict(type="int", default=0),
             run=dict(type="str"),
             expected_duration=dict(type="int", default=60),
+            provided=dict(type="list", elements="dict", default=[]),
         )),
         lifecycle_state=dict(type="str", choices=list(SERVICE_STATES)),
         reason=dict(type="str"),

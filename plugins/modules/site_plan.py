@@ -44,8 +44,19 @@ options:
         (C(2025.1 < 2025.2 < 2026.1), C(10.6 < 11)).
       - C(expected_duration) is how many seconds a flow on the service takes (default
         60), the service's weight on the critical path.
-      - Other keys (C(chart), C(values), ...) are ignored and not returned in the
-        module's arguments.
+      - C(chart), C(chart_version), C(values) and C(values_files) are what the service's
+        flow installs. With O(from_charts), each chart is rendered (C(helm template), all at
+        once) and the order its pods declare (kubernetes-entrypoint's C(DEPENDENCY_SERVICE),
+        C(DEPENDENCY_JOBS), C(DEPENDENCY_DAEMONSET), C(DEPENDENCY_POD_JSON)) becomes
+        dependencies between the services that render those objects. C(depends_on) is then
+        optional, to add an order the charts do not state or a minimum version.
+      - Services whose pods wait for each other both ways (nova and neutron) are planned
+        side by side (C(together_with)); their flows start together and the init containers
+        order the pods. A cycle of pods, a dependency that no service renders and the
+        cluster does not have, and a C(depends_on) against the pods' order are errors.
+      - Other keys are ignored. Only C(service), C(namespace), C(release), C(version),
+        C(depends_on) and C(expected_duration) are returned in the module's arguments
+        (values hold passwords).
     type: list
     elements: dict
     required: true
@@ -56,6 +67,16 @@ options:
     type: str
     choices: [deploy, remove]
     default: deploy
+  from_charts:
+    description:
+      - Render each service's chart and add the dependencies its pods declare (see O(services)).
+      - V(false) orders the site by C(depends_on) alone.
+    type: bool
+    default: true
+  binary_path:
+    description:
+      - The helm binary that renders the charts; default C(HELM_BIN), then C(helm) on the C(PATH).
+    type: path
   external:
     description:
       - A dependency on a service that is not in O(services) is deployed by another
@@ -153,7 +174,25 @@ services:
       description: The state its ServiceLifecycle records ('' without one).
       type: str
     depends_on:
-      description: Its dependencies, each with C(service), C(namespace), C(min_version) ('' for none) and C(external).
+      description:
+        - Its dependencies, each with C(service), C(namespace), C(min_version) ('' for none), C(external),
+          C(derived) (its chart's pods wait for that service's objects) and C(reasons) (a few of those waits).
+      type: list
+      elements: dict
+    wait_for:
+      description:
+        - The dependencies its flow waits for, as C(depends_on) takes them, before it starts
+          (a removal waits for C(dependents) instead); none of the services deployed beside it.
+      type: list
+      elements: str
+    together_with:
+      description: The services whose pods and its own wait for each other both ways; their flows run side by side.
+      type: list
+      elements: str
+    provided:
+      description:
+        - What its pods wait for that a service deployed beside it creates, each with C(kind),
+          C(namespace), C(name) and C(service). Its phases wait for these rather than refuse them.
       type: list
       elements: dict
     dependents:
@@ -173,7 +212,12 @@ services:
       current_version: "2025.1"
       target_version: "2026.1"
       state: Operational
-      depends_on: [{service: mariadb, namespace: openstack, min_version: "10.6", external: false}]
+      depends_on:
+        - {service: mariadb, namespace: openstack, min_version: "10.6", external: false, derived: true,
+           reasons: ["Job keystone-db-init waits for Service openstack/mariadb (DEPENDENCY_SERVICE)"]}
+      wait_for: [mariadb>=10.6]
+      together_with: []
+      provided: []
       dependents: [placement]
       expected_duration: 300
 levels:
@@ -218,6 +262,8 @@ def argument_spec():
         services=dict(type="list", elements="dict", required=True),
         action=dict(type="str", choices=list(ACTIONS), default="deploy"),
         external=dict(type="bool", default=False),
+        from_charts=dict(type="bool", default=True),
+        binary_path=dict(type="path"),
     )
     spec.update(auth_argument_spec())
     return spec

@@ -28,6 +28,8 @@ ANNOTATION_PHASES = f"{GROUP}/phases"
 LABEL_SITE = f"{GROUP}/site"
 ANNOTATION_SITE_LEVEL = f"{GROUP}/site-level"
 ANNOTATION_SITE_RUN = f"{GROUP}/site-run"
+# What a service's pods wait for that a flow of the same site run creates beside it (JSON list).
+ANNOTATION_SITE_PROVIDED = f"{GROUP}/site-provided"
 ANNOTATION_SITE_EXPECTED = f"{GROUP}/site-expected-seconds"
 DEPENDENCIES_READY = "DependenciesReady"
 # Its reasons when the flow gave up waiting (it did not start): its own

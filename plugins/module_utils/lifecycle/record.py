@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import copy
 import functools
-from typing import Any, Callable, Dict, Optional, Sequence
+from typing import Any, Callable, Dict, Optional, Sequence, Tuple
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common import transient
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import ConflictError, DynamicApiError
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.crd import lcm_resource
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.objects import applied, get_or_none
-from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.site_member import SiteMember, site_metadata
+from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.site_member import (
+    SiteMember, provided_by_site, site_metadata)
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError, api_error
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import (
     API_VERSION, FAILED, LABEL_SERVICE, LIFECYCLE_KIND, RUNNING_STATE, SUCCEEDED,
@@ -69,6 +70,11 @@ class Lifecycle:
         """name/startedAt of the flow running on the service, or ''."""
         flow = ((self.get() or {}).get("status") or {}).get("flow") or {}
         return f"{flow.get('name')}/{flow.get('startedAt')}" if flow.get("state") == "Running" else ""
+
+    def provided_by_site(self) -> Dict[Tuple[str, str, str], str]:
+        """What the service's pods wait for that a flow of its site run creates
+        beside it (lifecycle/site_member.py), from the record as last read."""
+        return provided_by_site(self.get() if self.known is UNREAD else self.known)
 
     def get(self) -> Optional[Dict[str, Any]]:
         self.known = get_or_none(self.res, self.service, self.namespace)

@@ -102,17 +102,18 @@ class Graph:
         if dep.kind == "Job" and dep.name:
             return [("Job", dep.name)] if ("Job", dep.name) in self.nodes else []
         if dep.kind == "Job":
-            return sorted(k for k, r in self.nodes.items() if k[0] == "Job" and _matches(_meta_labels(r), dep.labels))
+            return sorted(k for k, r in self.nodes.items()
+                          if k[0] == "Job" and labels_match(meta_labels(r), dep.labels))
         if dep.kind == "Service":
             svc = self.services.get(dep.name)
             selector = tuple(sorted(((svc.obj.get("spec") or {}).get("selector") or {}).items())) if svc else ()
             if not selector:
                 return []
-            return sorted(k for k, r in self.nodes.items() if _matches(_pod_labels(r), selector))
+            return sorted(k for k, r in self.nodes.items() if labels_match(pod_labels(r), selector))
         if dep.kind == "DaemonSet":
             return [("DaemonSet", dep.name)] if ("DaemonSet", dep.name) in self.nodes else []
         if dep.kind == "Pod":
-            return sorted(k for k, r in self.nodes.items() if _matches(_pod_labels(r), dep.labels))
+            return sorted(k for k, r in self.nodes.items() if labels_match(pod_labels(r), dep.labels))
         return []
 
     def edges(self, key: Key) -> List[Tuple[Dependency, Key]]:
@@ -164,7 +165,8 @@ class Graph:
 
 
 def check(chosen: Sequence[Rendered], rendered: Iterable[Rendered], namespace: str,
-          exists: Lookup, release_creates: bool = False) -> None:
+          exists: Lookup, release_creates: bool = False,
+          provided: Optional[Callable[[], Mapping[Tuple[str, str, str], str]]] = None) -> None:
     """Refuse, before anything is applied, a phase whose Jobs or Pods wait for
     a Job or a Service that the phase does not create and the cluster does
     not have: it would wait until its timeout. `exists` asks the cluster.
@@ -173,7 +175,12 @@ def check(chosen: Sequence[Rendered], rendered: Iterable[Rendered], namespace: s
     not deployed yet, so its Services are not in the cluster), a Service the
     chart renders outside the phase counts as there: the release creates it
     before the phase runs. A Job never does: it must be in the phase or the
-    cluster."""
+    cluster.
+
+    `provided` returns, when first needed, a mapping of (kind, namespace,
+    name) to the service of the same site whose flow, running beside this
+    one, creates it (nova's API Service for neutron's agents): the pod's own
+    init container waits for it, as it does for anything external."""
     rendered = list(rendered)
     graph = Graph(rendered, namespace)
     own = {(r.kind, r.name) for r in chosen}
@@ -192,6 +199,8 @@ def check(chosen: Sequence[Rendered], rendered: Iterable[Rendered], namespace: s
                     ("Service", dep.name) in own or dep.name in coming):
                 continue
             full = Dependency(dep.kind, dep.namespace or namespace, dep.name, dep.labels, dep.env)
+            if provided is not None and (full.kind, full.namespace, full.name) in provided():
+                continue  # another flow of the site creates it: the init container waits
             if exists(full):
                 continue  # outside the phase, and there: external
             hint = ""
@@ -270,15 +279,15 @@ def _labels(value: Optional[Mapping[str, Any]]) -> Tuple[Tuple[str, str], ...]:
     return tuple(sorted((str(k), str(v)) for k, v in (value or {}).items()))
 
 
-def _meta_labels(r: Rendered) -> Dict[str, str]:
+def meta_labels(r: Rendered) -> Dict[str, str]:
     return (r.obj.get("metadata") or {}).get("labels") or {}
 
 
-def _pod_labels(r: Rendered) -> Dict[str, str]:
+def pod_labels(r: Rendered) -> Dict[str, str]:
     if r.kind == "Pod":
-        return _meta_labels(r)
+        return meta_labels(r)
     return (((r.obj.get("spec") or {}).get("template") or {}).get("metadata") or {}).get("labels") or {}
 
 
-def _matches(labels: Mapping[str, str], wanted: Tuple[Tuple[str, str], ...]) -> bool:
+def labels_match(labels: Mapping[str, str], wanted: Tuple[Tuple[str, str], ...]) -> bool:
     return bool(wanted) and all(labels.get(k) == v for k, v in wanted)

@@ -89,7 +89,8 @@ class PhaseRunner:
             return {"changed": False, "phase": {}, "objects_applied": [], "warnings": self.warnings}
         # In check mode before the release exists, its Services are still to come.
         dependencies.check(objects, self.rendered, req.namespace, dependencies.cluster_lookup(self.dyn),
-                           release_creates=self.check_mode and self.deployed is None)
+                           release_creates=self.check_mode and self.deployed is None,
+                           provided=lifecycle.provided_by_site)
         spec = build_spec(req, [o.obj for o in objects])
         hash_ = spec_hash(spec)
         body = phase_body(req, spec, hash_)

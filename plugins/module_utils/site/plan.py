@@ -11,42 +11,46 @@ how long the longest chain of flows that wait on each other takes.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Mapping, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.tables import aligned
 from ansible_collections.lcm.openstack.plugins.module_utils.common.timefmt import duration
-from ansible_collections.lcm.openstack.plugins.module_utils.site import graph
+from ansible_collections.lcm.openstack.plugins.module_utils.site.chart_graph import SiteGraph
 from ansible_collections.lcm.openstack.plugins.module_utils.site.decide import Decision, for_deploy, for_remove, status_of
 from ansible_collections.lcm.openstack.plugins.module_utils.site.model import Key, Service, Site, parse_site
+from ansible_collections.lcm.openstack.plugins.module_utils.site.order import Order
 
 Records = Mapping[Key, Dict[str, Any]]
 ReadRecords = Callable[[List[str]], Records]
+Derive = Callable[[Site], SiteGraph]
 FLOWS = ("greenfield", "update", "remove", "nothing")
 
 
 def site_plan(services: Sequence[Mapping[str, Any]], action: str, external: bool,
-              read_records: ReadRecords) -> Dict[str, Any]:
+              read_records: ReadRecords, derive: Optional[Derive] = None) -> Dict[str, Any]:
     """The plan of `services` for `action`. The inventory is checked whole
     before `read_records` (namespaces -> records by (namespace, name)) is
-    called: a broken inventory costs no request."""
+    called: a broken inventory costs no request. `derive`, given the site,
+    returns what the charts say of its order (site/chart_graph.py)."""
     site = parse_site(services, action, external)
-    return plan(site, read_records(site.namespaces) if site.services else {})
+    derived = derive(site) if derive is not None and site.services else None
+    return plan(site, read_records(site.namespaces) if site.services else {}, derived)
 
 
-def plan(site: Site, records: Records) -> Dict[str, Any]:
+def plan(site: Site, records: Records, derived: Optional[SiteGraph] = None) -> Dict[str, Any]:
     """The module's result but `changed` (see plugins/modules/site_plan.py RETURN)."""
-    edges = site.edges()
-    level, below = graph.levels(edges), graph.dependents(edges)
+    order = Order.of(site, derived)
     decisions = {k: _decision(site, k, records.get(k)) for k in site.services}
     remove = site.action == "remove"
+    level = order.level
     planned = sorted(site.services, key=lambda k: (-level[k] if remove else level[k], site.name(k), k))
-    entries = [_entry(site, k, level[k], decisions[k], records.get(k), below[k]) for k in planned]
+    entries = [_entry(site, k, order, decisions[k], records.get(k)) for k in planned]
     weights = {k: 0 if decisions[k].flow == "nothing" else site.services[k].expected_duration for k in site.services}
-    chain, total = graph.critical_path(edges, weights)
+    chain, total = order.critical_path(weights)
     if remove:
         chain = chain[::-1]  # dependents are removed first
     by_level = [[site.name(k) for k in planned if level[k] == n] for n in sorted(set(level.values()), reverse=remove)]
-    critical = {"services": [site.name(k) for k in chain], "duration": total}
+    critical = {"services": [" & ".join(site.name(k) for k in group) for group in chain], "duration": total}
     return {"services": entries, "levels": by_level, "critical_path": critical,
             "summary": summary(site.action, entries, by_level, critical)}
 
@@ -57,17 +61,30 @@ def _decision(site: Site, key: Key, record: Any) -> Decision:
     return for_deploy(record, site.services[key].version)
 
 
-def _entry(site: Site, key: Key, level: int, decision: Decision, record: Any, dependents: List[Key]) -> Dict[str, Any]:
+def _entry(site: Site, key: Key, order: Order, decision: Decision, record: Any) -> Dict[str, Any]:
     service: Service = site.services[key]
     status = status_of(record)
+    explicit = {d.key: d for d in service.depends_on}
+    derived = order.derived.get(key, {})
+    depends = [{"service": site.name(d.key) if not d.external else d.service, "namespace": d.namespace,
+                "min_version": d.min_version, "external": d.external, "derived": d.key in derived,
+                "reasons": list(derived.get(d.key, []))} for d in service.depends_on]
+    depends += [{"service": site.name(k), "namespace": k[0], "min_version": "", "external": False, "derived": True,
+                 "reasons": list(reasons)} for k, reasons in sorted(derived.items()) if k not in explicit]
+    siblings = order.siblings(key)
+    wait_for = [d.text(service.namespace) for d in service.depends_on if d.key not in siblings]
+    wait_for += [k[1] if k[0] == service.namespace else f"{k[0]}/{k[1]}"
+                 for k in sorted(derived) if k not in explicit and k not in siblings]
+    provided = [{"kind": kind, "namespace": ns, "name": name, "service": by[1]}
+                for (kind, ns, name), by in sorted(order.provided.get(key, {}).items()) if by in siblings]
     return {
-        "service": site.name(key), "namespace": service.namespace, "release": service.release, "level": level,
-        "flow": decision.flow, "reason": decision.reason,
+        "service": site.name(key), "namespace": service.namespace, "release": service.release,
+        "level": order.level[key], "flow": decision.flow, "reason": decision.reason,
         "current_version": status.get("currentVersion") or "", "target_version": service.version,
         "state": status.get("state") or "",
-        "depends_on": [{"service": site.name(d.key) if not d.external else d.service, "namespace": d.namespace,
-                        "min_version": d.min_version, "external": d.external} for d in service.depends_on],
-        "dependents": [site.name(k) for k in dependents],
+        "depends_on": depends, "wait_for": wait_for,
+        "together_with": [site.name(k) for k in sorted(siblings)], "provided": provided,
+        "dependents": [site.name(k) for k in order.dependents(key)],
         "expected_duration": service.expected_duration,
     }
 
@@ -82,8 +99,10 @@ def summary(action: str, entries: List[Dict[str, Any]], levels: List[List[str]],
             + (f"; {flows}" if flows else "")
             + (f"; critical path {path} ({duration(critical['duration'])})" if path else "")
             + ("" if any(counts[f] for f in FLOWS if f != "nothing") else "; nothing to do"))
-    rows: List[Tuple[Any, ...]] = [("LEVEL", "SERVICE", "FLOW", "VERSION", "REASON")]
-    rows += [(e["level"], e["service"], e["flow"], _versions(e), e["reason"]) for e in entries]
+    rows: List[Tuple[Any, ...]] = [("LEVEL", "SERVICE", "FLOW", "VERSION", "AFTER", "BESIDE", "REASON")]
+    after = "dependents" if action == "remove" else "wait_for"  # a removal waits for its dependents
+    rows += [(e["level"], e["service"], e["flow"], _versions(e), ",".join(e[after]) or "-",
+              ",".join(e["together_with"]) or "-", e["reason"]) for e in entries]
     return "\n".join([head] + (aligned(rows) if entries else []))
 
 

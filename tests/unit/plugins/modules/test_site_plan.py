@@ -6,6 +6,7 @@ from __future__ import annotations
 import yaml
 
 from ansible_collections.lcm.openstack.plugins.modules import site_plan as module
+from ansible_collections.lcm.openstack.plugins.module_utils.site.chart_graph import SiteGraph
 from ansible_collections.lcm.openstack.plugins.module_utils.site.model import ACTIONS, SERVICE_KEYS
 from ansible_collections.lcm.openstack.plugins.module_utils.site.plan import site_plan
 from support.module_docs import documented_options
@@ -37,7 +38,10 @@ def test_what_it_documents_returning_is_what_the_plan_returns() -> None:
 def test_the_documented_sample_entry_is_one_the_plan_makes() -> None:
     records = {("openstack", "keystone"): {"metadata": {"name": "keystone", "namespace": "openstack"},
                                            "status": {"state": "Operational", "currentVersion": "2025.1"}}}
+    # keystone's chart says its db-init waits for mariadb's Service
+    charts = SiteGraph(edges={("openstack", "keystone"): {("openstack", "mariadb"): [
+        "Job keystone-db-init waits for Service openstack/mariadb (DEPENDENCY_SERVICE)"]}})
     result = site_plan(SITE + [{"service": "placement", "version": "2026.1", "depends_on": ["keystone"]}],
-                       "deploy", False, lambda namespaces: records)
+                       "deploy", False, lambda namespaces: records, lambda site: charts)
     keystone = next(s for s in result["services"] if s["service"] == "keystone")
     assert keystone == RETURN["services"]["sample"][0]

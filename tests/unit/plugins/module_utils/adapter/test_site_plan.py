@@ -38,7 +38,7 @@ def test_the_plan_reads_the_sites_namespaces_and_changes_nothing(monkeypatch: py
         return {("openstack", "mariadb"): {"metadata": {"name": "mariadb", "namespace": "openstack"},
                                            "status": {"state": "Operational", "currentVersion": "10.6"}}}
     monkeypatch.setattr(adapter, "read_records", read)
-    end = ended(adapter.run_site_plan, FakeModule(module, check_mode=True, services=SITE))
+    end = ended(adapter.run_site_plan, FakeModule(module, check_mode=True, services=SITE, from_charts=False))
     assert not end.failed and end.result["changed"] is False
     assert asked == {"dyn": "dyn", "namespaces": ["openstack"]} and len(connections) == 1
     assert [(s["service"], s["flow"]) for s in end.result["services"]] == [("mariadb", "nothing"), ("keystone", "greenfield")]
@@ -72,5 +72,5 @@ def test_a_refused_read_fails_the_task_with_its_words(monkeypatch: pytest.Monkey
     def refused(dyn: Any, namespaces: List[str]) -> Dict[Any, Any]:
         raise PhaseError("forbidden: the credentials in use may not list servicelifecycles in namespace openstack")
     monkeypatch.setattr(adapter, "read_records", refused)
-    end = ended(adapter.run_site_plan, FakeModule(module, services=SITE, action="remove"))
+    end = ended(adapter.run_site_plan, FakeModule(module, services=SITE, action="remove", from_charts=False))
     assert end.failed and end.result["msg"].startswith("forbidden: the credentials in use may not list")

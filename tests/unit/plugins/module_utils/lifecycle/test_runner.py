@@ -172,7 +172,8 @@ def test_a_site_member_is_labelled_once_and_keeps_its_run_when_none_is_given() -
     assert meta["labels"] == {"lifecycle.openstack.org/site": "example"}
     assert meta["annotations"] == {"lifecycle.openstack.org/site-level": "1",
                                    "lifecycle.openstack.org/site-run": "2026-02-01T00:00:00Z",
-                                   "lifecycle.openstack.org/site-expected-seconds": "120"}
+                                   "lifecycle.openstack.org/site-expected-seconds": "120",
+                                   "lifecycle.openstack.org/site-provided": "[]"}
     # The same again, or without a run (a later run with nothing to do for it): no write.
     writes = list(lifecycle.writes)
     assert not runner.run(lifecycle, LifecycleRequest("glance", "glance", "openstack", site=site))["changed"]

@@ -6,7 +6,7 @@ import pytest
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.site_member import (
-    SiteMember, differs, site_metadata,
+    SiteMember, differs, provided_by_site, site_metadata,
 )
 
 RECORD = {"metadata": {
@@ -41,3 +41,23 @@ def test_given_reads_the_option_and_defaults() -> None:
     assert member.annotations()["lifecycle.openstack.org/site-expected-seconds"] == "0"
     with pytest.raises(PhaseError, match="site.name is required"):
         SiteMember.given({"level": 1})
+
+
+def test_what_a_flow_beside_it_creates_is_recorded_and_read_back() -> None:
+    member = SiteMember.given({"name": "example", "provided": [
+        {"kind": "Service", "namespace": "openstack", "name": "nova-api", "service": "nova"},
+        {"kind": "Service", "namespace": "openstack", "name": "nova-metadata", "service": "nova"}]})
+    assert member is not None
+    record = {"metadata": {"labels": member.labels(), "annotations": member.annotations()}}
+    assert provided_by_site(record) == {("Service", "openstack", "nova-api"): "nova",
+                                        ("Service", "openstack", "nova-metadata"): "nova"}
+    assert not differs(record, member) and differs(RECORD, member)
+    # A record written before the annotation existed is the same as one with nothing provided.
+    assert not differs(RECORD, SiteMember("example", 1, "", 120))
+    assert provided_by_site(RECORD) == {} and provided_by_site(None) == {}
+    assert provided_by_site({"metadata": {"annotations": {"lifecycle.openstack.org/site-provided": "not json"}}}) == {}
+
+
+def test_provided_must_be_a_list_of_objects() -> None:
+    with pytest.raises(PhaseError, match="site.provided is a list"):
+        SiteMember.given({"name": "example", "provided": "nova-api"})

@@ -64,9 +64,13 @@ def test_an_entry_carries_everything_a_flow_needs() -> None:
         "service": "keystone", "namespace": "openstack", "release": "keystone", "level": 1, "flow": "update",
         "reason": "version 2025.1 -> 2026.1", "current_version": "2025.1", "target_version": "2026.1",
         "state": "Operational",
-        "depends_on": [{"service": "mariadb", "namespace": "openstack", "min_version": "10.6", "external": False},
-                       {"service": "memcached", "namespace": "openstack", "min_version": "", "external": False},
-                       {"service": "rabbitmq", "namespace": "openstack", "min_version": "", "external": False}],
+        "depends_on": [{"service": "mariadb", "namespace": "openstack", "min_version": "10.6", "external": False,
+                        "derived": False, "reasons": []},
+                       {"service": "memcached", "namespace": "openstack", "min_version": "", "external": False,
+                        "derived": False, "reasons": []},
+                       {"service": "rabbitmq", "namespace": "openstack", "min_version": "", "external": False,
+                        "derived": False, "reasons": []}],
+        "wait_for": ["mariadb>=10.6", "memcached", "rabbitmq"], "together_with": [], "provided": [],
         "dependents": ["placement"], "expected_duration": 300}
     placement = _by_name(_plan(OPENSTACK_HELM))["placement"]
     assert (placement["state"], placement["current_version"], placement["dependents"]) == ("", "", [])
@@ -76,12 +80,12 @@ def test_the_summary_is_one_table_in_plan_order() -> None:
     assert _plan(OPENSTACK_HELM)["summary"].splitlines() == [
         "site plan (deploy): 5 service(s) in 3 level(s); greenfield 1, update 2, nothing 2; "
         "critical path rabbitmq -> keystone -> placement (9m30s)",
-        "LEVEL  SERVICE    FLOW        VERSION           REASON",
-        "0      mariadb    nothing     10.6              Operational at 10.6",
-        "0      memcached  nothing     1.6               Operational at 1.6",
-        "0      rabbitmq   update      3.12 -> 3.13      version 3.12 -> 3.13",
-        "1      keystone   update      2025.1 -> 2026.1  version 2025.1 -> 2026.1",
-        "2      placement  greenfield  2026.1            no ServiceLifecycle yet",
+        "LEVEL  SERVICE    FLOW        VERSION           AFTER                               BESIDE  REASON",
+        "0      mariadb    nothing     10.6              -                                   -       Operational at 10.6",
+        "0      memcached  nothing     1.6               -                                   -       Operational at 1.6",
+        "0      rabbitmq   update      3.12 -> 3.13      -                                   -       version 3.12 -> 3.13",
+        "1      keystone   update      2025.1 -> 2026.1  mariadb>=10.6,memcached,rabbitmq    -       version 2025.1 -> 2026.1",
+        "2      placement  greenfield  2026.1            keystone>=2025.1,mariadb,memcached  -       no ServiceLifecycle yet",
     ]
 
 
@@ -107,7 +111,10 @@ def test_removal_goes_dependents_first() -> None:
         ("memcached", 0, "remove"), ("rabbitmq", 0, "remove")]
     # in the order the removals run: keystone, then what it stood on
     assert result["critical_path"] == {"services": ["keystone", "mariadb"], "duration": 420}
-    assert result["summary"].splitlines()[2] == "2      placement  nothing  -        no ServiceLifecycle: nothing to remove"
+    assert result["summary"].splitlines()[2].split() == [
+        "2", "placement", "nothing", "-", "-", "-", "no", "ServiceLifecycle:", "nothing", "to", "remove"]
+    # a removal waits for its dependents: keystone's is placement
+    assert _by_name(result)["keystone"]["dependents"] == ["placement"]
 
 
 def test_thirty_services_greenfield() -> None:
@@ -131,7 +138,9 @@ def test_external_dependencies_are_reported_and_order_nothing() -> None:
     result = _plan(services, {}, external=True)
     assert result["levels"] == [["keystone"], ["placement"]]
     assert _by_name(result)["keystone"]["depends_on"] == [
-        {"service": "mariadb", "namespace": "infra", "min_version": "10.6", "external": True}]
+        {"service": "mariadb", "namespace": "infra", "min_version": "10.6", "external": True, "derived": False,
+         "reasons": []}]
+    assert _by_name(result)["keystone"]["wait_for"] == ["infra/mariadb>=10.6"]
 
 
 def test_services_of_one_name_in_two_namespaces_are_told_apart() -> None:
