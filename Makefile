@@ -82,12 +82,17 @@ bed-down:
 # helm-toolkit with its dependencies built, under build/openstack-helm/ (the
 # tests use the same copies). SITE_CHARTS: where the charts are.
 SITE_CHARTS ?= $(CURDIR)/../shared/charts/openstack-helm
+# The values files openstack-helm ships per OpenStack release are read where
+# they are, through a link beside the charts (the inventories name them there).
+SITE ?= site
+SITE_SERVICES = $(shell sed -n 's/^        \([a-z0-9-]*\):$$/\1/p' examples/$(SITE)/inventory.yml)
 site-charts: venv bed
-	PYTHONPATH=tests $(WITH_BED) $(BIN)/python -m support.openstack_helm --source $(SITE_CHARTS) mariadb memcached rabbitmq keystone placement
+	PYTHONPATH=tests $(WITH_BED) $(BIN)/python -m support.openstack_helm --source $(SITE_CHARTS) $(SITE_SERVICES)
+	ln -sfn $(SITE_CHARTS)/values_overrides $(BUILD)/openstack-helm/values_overrides
 
 # The example site, in dependency order (make site ARGS=--check for the plan).
 site: collection bed site-charts
-	$(WITH_BED) $(BIN)/ansible-playbook -i examples/site playbooks/site.yml --forks 5 $(ARGS)
+	$(WITH_BED) $(BIN)/ansible-playbook -i examples/$(SITE) playbooks/site.yml --forks $(words $(SITE_SERVICES)) $(ARGS)
 
 demo: collection bed
 	$(WITH_BED) $(BIN)/ansible-playbook -i examples/inventory.yml playbooks/demo.yml

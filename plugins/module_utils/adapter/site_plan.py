@@ -49,7 +49,8 @@ def run_site_plan(module: Any) -> None:
                 charts[key] = chart
         if not charts:
             return SiteGraph()
-        helm = Helm(find_helm(p.get("binary_path"), os.environ), env=dict(module.env_update), redactor=redactor)
+        # `helm template` renders on the client: no connection settings for Helm.
+        helm = Helm(find_helm(p.get("binary_path"), os.environ), redactor=redactor)
         renders = render_all(helm, charts)
         from ansible_collections.lcm.openstack.plugins.module_utils.phase.dependencies import cluster_lookup
         return derive(renders, cluster_lookup(dyn()), external=p["external"])
