@@ -43,7 +43,16 @@ description:
   - Traffic that is already where the task asks for (the selector set and the
     EndpointSlices agreeing, or the weight at its final value) is C(changed=false),
     and no Phase is created.
-  - With O(end_flow), a move that succeeds (or finds the traffic in place) also ends
+  - Without O(selector_service), O(ingress) or O(route) for its backend, the object is the
+    one the deployed release renders for the service's own endpoint, read from the release's
+    manifest and its values with the chart's defaults (Helm's storage record, or the Helm CLI
+    for the C(sql) driver). That is the Service that selects the release's pods (of several,
+    the internal host of the endpoint type the chart registers in keystone, C(endpoints.<type>)),
+    and the Ingress or Route in front of it. Two that cannot be told apart fail the task,
+    listing them. A release that renders no Service (a node agent such as openvswitch) has
+    nothing to route - C(changed=false), no Phase, RV(skipped) says why, and a running flow
+    of the service records the step as skipped with that reason.
+  - With O(end_flow), a move that succeeds (or finds the traffic in place, or nothing to route) also ends
     the service's flow, in the same process, as M(lcm.openstack.service_lifecycle)
     with C(flow.action=end) does - the record's flow and state, the flow's Lease given
     back, the UpdateStatus refreshed once for the move and the end. A move that fails
@@ -68,7 +77,9 @@ options:
     choices: [service_selector, ingress_canary, openshift_route]
     default: service_selector
   selector_service:
-    description: The Kubernetes Service whose selector moves. Required with O(backend=service_selector).
+    description:
+      - The Kubernetes Service whose selector moves, with O(backend=service_selector).
+      - Unset, the Service the deployed release renders for the service's own endpoint.
     type: str
   selector_mode:
     description:
@@ -98,10 +109,14 @@ options:
     type: int
     default: 1
   ingress:
-    description: The primary Ingress. Required with O(backend=ingress_canary).
+    description:
+      - The primary Ingress, with O(backend=ingress_canary).
+      - Unset, the Ingress the deployed release renders in front of its Service.
     type: str
   route:
-    description: The Route. Required with O(backend=openshift_route).
+    description:
+      - The Route, with O(backend=openshift_route).
+      - Unset, the Route the deployed release renders in front of its Service.
     type: str
   canary_service:
     description:
@@ -221,7 +236,7 @@ options:
   end_flow:
     description:
       - End the service's flow once the move succeeded, or found the traffic where it
-        should be; the flow playbooks give it to the rollout that is a flow's last step,
+        should be or nothing to route; the flow playbooks give it to the rollout that is a flow's last step,
         which saves them a module run.
       - The same end as M(lcm.openstack.service_lifecycle) with C(flow.action=end),
         O(end_flow.lifecycle_state) and O(end_flow.reason). A flow ended already with
@@ -304,6 +319,12 @@ EXAMPLES = r"""
     service: keystone
     namespace: openstack
     selector_service: keystone-api
+
+- name: Take neutron's traffic away from the Service its release renders (neutron-server)
+  lcm.openstack.traffic:
+    action: drain
+    service: neutron
+    namespace: openstack
 
 - name: Give it back once the upgraded pods are Ready
   lcm.openstack.traffic:
@@ -411,6 +432,20 @@ steps_done:
   type: list
   elements: int
   sample: [10, 50, 100]
+target:
+  description:
+    - The object whose traffic moved, and how it was chosen (V(given) when named).
+    - With nothing to route, C(name) is empty.
+  returned: always
+  type: dict
+  sample: {kind: Service, name: neutron-server, why: the only Service of release neutron that selects its pods}
+skipped:
+  description:
+    - Why nothing moved when the release has nothing to route; the step is recorded as skipped,
+      with this reason, on the service's running flow.
+  returned: when the release renders no Service
+  type: str
+  sample: "release openvswitch renders no Service: nothing to route"
 message:
   description: One line on where the traffic is.
   returned: always
@@ -506,11 +541,7 @@ def argument_spec():
 
 
 def main():
-    module = AnsibleK8SModule(
-        argument_spec=argument_spec(), supports_check_mode=True,
-        required_if=[("backend", "service_selector", ["selector_service"]),
-                     ("backend", "ingress_canary", ["ingress"]),
-                     ("backend", "openshift_route", ["route"])])
+    module = AnsibleK8SModule(argument_spec=argument_spec(), supports_check_mode=True)
     run(module)
 
 

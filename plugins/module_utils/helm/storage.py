@@ -61,6 +61,9 @@ class Deployed:
     chart_version: str = ""
     app_version: str = ""
     values: Dict[str, Any] = field(default_factory=dict)  # the user-supplied values only
+    # Read only when asked for (the traffic target is chosen from them):
+    manifest: str = ""  # as `helm get manifest` prints it
+    defaults: Dict[str, Any] = field(default_factory=dict)  # the chart's values, under `values`
 
 
 def decode(data: str, of: str = SECRET) -> Dict[str, Any]:
@@ -71,9 +74,11 @@ def decode(data: str, of: str = SECRET) -> Dict[str, Any]:
     return json.loads(raw)
 
 
-def deployed(dyn: Any, namespace: str, release: str, of: str = SECRET) -> Optional[Deployed]:
+def deployed(dyn: Any, namespace: str, release: str, of: str = SECRET,
+             with_manifest: bool = False) -> Optional[Deployed]:
     """The release's deployed revision, or None when nothing is deployed;
-    `of` is the kind Helm keeps it in (kind())."""
+    `of` is the kind Helm keeps it in (kind()). `with_manifest`: its manifest
+    and the chart's values too, which the record holds beside the rest."""
     stored = dyn.resources.get(api_version="v1", kind=of)
     selector = f"owner=helm,name={release},status=deployed"
     try:
@@ -85,19 +90,36 @@ def deployed(dyn: Any, namespace: str, release: str, of: str = SECRET) -> Option
     latest = max(items, key=lambda s: int((s["metadata"].get("labels") or {}).get("version", "0")))
     record = decode((latest.get("data") or {}).get("release", ""), of)
     metadata = (record.get("chart") or {}).get("metadata") or {}
-    return Deployed(revision=int(record.get("version") or 0),
-                    chart_version=str(metadata.get("version") or ""),
-                    app_version=str(metadata.get("appVersion") or ""),
-                    values=record.get("config") or {})
+    out = Deployed(revision=int(record.get("version") or 0),
+                   chart_version=str(metadata.get("version") or ""),
+                   app_version=str(metadata.get("appVersion") or ""),
+                   values=record.get("config") or {})
+    if with_manifest:
+        out.manifest = record.get("manifest") or ""
+        out.defaults = (record.get("chart") or {}).get("values") or {}
+    return out
 
 
-def deployed_by_helm(helm: Any, namespace: str, release: str) -> Optional[Deployed]:
+def deployed_by_helm(helm: Any, namespace: str, release: str, with_manifest: bool = False) -> Optional[Deployed]:
     """As deployed(), asked of the Helm CLI (`helm history`, `helm get
-    values`): for a driver whose records only Helm reaches."""
+    values`): for a driver whose records only Helm reaches. `with_manifest`
+    reads `helm get manifest` and `helm get values --all` at once too (all
+    the values, as `defaults`)."""
     revisions = [int(h.get("revision") or 0) for h in helm.history(release, namespace) if h.get("status") == "deployed"]
     if not revisions:
         return None
-    return Deployed(revision=revisions[-1], values=helm.get_values(release, namespace, revisions[-1]))
+    revision = revisions[-1]
+    if not with_manifest:
+        return Deployed(revision=revision, values=helm.get_values(release, namespace, revision))
+    reads = [["get", what, release, "--namespace", namespace, "--revision", str(revision), *extra]
+             for what, extra in (("values", ["--output", "json"]), ("values", ["--output", "json", "--all"]),
+                                 ("manifest", []))]
+    given, every, manifest = helm.run_together(reads)
+    for result in (given, every, manifest):
+        if result.rc != 0:
+            raise helm.error(result)
+    return Deployed(revision=revision, values=json.loads(given.stdout or "null") or {},
+                    manifest=manifest.stdout, defaults=json.loads(every.stdout or "null") or {})
 
 
 PENDING = ("pending-install", "pending-upgrade", "pending-rollback")

@@ -25,6 +25,10 @@ FLOW_ACTIONS = ("start", "end")
 FLOW_RESULTS = ("Succeeded", "Failed", "RolledBack")
 SERVICE_STATES = ("Planning", "Installing", "Testing", "Operational", "Draining", "Upgrading",
                   "RollingBack", "Removing", "Removed", "Failed")
+# The steps a flow without traffic (traffic_backend none) leaves out, and
+# how the report shows a step the flow did not take.
+TRAFFIC_TYPES = ("trafficdrain", "trafficrollout")
+SKIPPED = "Skipped"
 
 
 @dataclass
@@ -47,6 +51,7 @@ class LifecycleRequest:
     site: Optional[Mapping[str, Any]] = None  # name, level, run, expected_duration (site_member.py)
     removed_with: Sequence[str] = ()  # a removal: dependents the same run removes, waited for
     took_over: str = ""  # the flow Lease was taken over from a run that stopped renewing it: how
+    traffic_skipped: str = ""  # the flow takes no traffic step: why (its planned ones are recorded as skipped)
 
     def validate(self) -> None:
         if self.flow_action and self.flow not in FLOWS:
@@ -66,21 +71,41 @@ def start(status: Dict[str, Any], req: LifecycleRequest, at: str) -> None:
     """Begin a flow record, or continue the one an earlier run of it left:
     interrupted (Running), or Failed with nothing undone (continuable)."""
     flow = status.get("flow") or {}
+    planned = [p for p in req.planned if not (req.traffic_skipped and p in TRAFFIC_TYPES)]
     if (flow.get("name") == req.flow and flow.get("targetVersion", "") == (req.target_version or "")
             and (flow.get("state") == "Running" or continuable(status))):
-        flow["planned"] = list(req.planned) or flow.get("planned", [])
+        flow["planned"] = planned or flow.get("planned", [])
         if flow.get("state") != "Running":
             flow.update(state="Running", message="")
             flow.pop("completedAt", None)
-        return
-    status["flow"] = {
-        "name": req.flow, "state": "Running", "startedAt": at,
-        "fromVersion": status.get("currentVersion", ""), "targetVersion": req.target_version or "",
-        "fromRevision": int(req.from_revision or 0),
-        "planned": list(req.planned), "phases": [], "message": req.message or "",
-    }
-    if req.flow == "greenfield" and not status.get("state"):
-        status["state"] = "Planning"
+    else:
+        flow = status["flow"] = {
+            "name": req.flow, "state": "Running", "startedAt": at,
+            "fromVersion": status.get("currentVersion", ""), "targetVersion": req.target_version or "",
+            "fromRevision": int(req.from_revision or 0),
+            "planned": planned, "phases": [], "message": req.message or "",
+        }
+        if req.flow == "greenfield" and not status.get("state"):
+            status["state"] = "Planning"
+    for index, ptype in enumerate(req.planned):
+        if ptype not in planned:  # where it stands: after the planned steps before it
+            _skipped(flow, ptype, req.traffic_skipped, len([p for p in req.planned[:index] if p in planned]))
+
+
+def skip(status: Dict[str, Any], ptype: str, reason: str) -> None:
+    """Record that the running flow does not take step `ptype`, and why (a
+    release that renders no Service has no traffic to move), after the
+    Phases it ran so far. Nothing without a running flow."""
+    flow = status.get("flow") or {}
+    if flow.get("state") == "Running":
+        _skipped(flow, ptype, reason, len(flow.get("phases") or []))
+
+
+def _skipped(flow: Dict[str, Any], ptype: str, reason: str, after: int) -> None:
+    """Once per step and place: a re-run that skips it again adds nothing."""
+    entries = flow.setdefault("skipped", [])
+    if not any(e.get("phase") == ptype and e.get("after") == after for e in entries):
+        entries.append({"phase": ptype, "reason": reason, "after": after})
 
 
 def continuable(status: Dict[str, Any]) -> bool:
@@ -123,13 +148,30 @@ def rows(record: Dict[str, Any]) -> List[Dict[str, Any]]:
     return out
 
 
+def with_skipped(record: Dict[str, Any]) -> List[Dict[str, Any]]:
+    """rows(), with a row for each step the flow skipped, where it stood."""
+    phases = rows(record)
+    places: Dict[int, List[Dict[str, Any]]] = {}
+    for entry in ((record.get("status") or {}).get("flow") or {}).get("skipped") or []:
+        place = min(int(entry.get("after") or 0), len(phases))
+        places.setdefault(place, []).append({"phase": entry.get("phase", ""), "result": SKIPPED,
+                                             "duration_seconds": None, "name": "",
+                                             "message": entry.get("reason", "")})
+    out: List[Dict[str, Any]] = []
+    for index, row in enumerate(phases):
+        out += places.get(index, [])
+        out.append(row)
+    return out + places.get(len(phases), [])
+
+
 def report(record: Dict[str, Any]) -> str:
-    """The summary a flow prints at its end."""
+    """The summary a flow prints at its end; a skipped step says why below the table."""
     status = record.get("status") or {}
     flow = status.get("flow") or {}
     service = (record.get("spec") or {}).get("service") or record["metadata"]["name"]
     table = [("PHASE", "RESULT", "DURATION", "PHASE RESOURCE")]
-    table += [(r["phase"], r["result"], duration_or_dash(r["duration_seconds"]), r["name"]) for r in rows(record)]
+    every = with_skipped(record)
+    table += [(r["phase"], r["result"], duration_or_dash(r["duration_seconds"]), r["name"] or "-") for r in every]
     where = f"{service} ({record['metadata'].get('namespace')})"
     state = status.get("state") or "unknown"
     if not flow:
@@ -143,6 +185,7 @@ def report(record: Dict[str, Any]) -> str:
     total = seconds_between(flow.get("startedAt"), flow.get("completedAt"))
     if total is not None:
         lines.append(f"total {duration_or_dash(total)}")
+    lines += [f"{r['phase']} skipped: {r['message']}" for r in every if r["result"] == SKIPPED]
     if flow.get("message"):
         lines.append(flow["message"])
     return "\n".join(lines)
@@ -164,6 +207,8 @@ def summary(record: Optional[Dict[str, Any]]) -> Dict[str, Any]:
                  "completed_at": flow.get("completedAt"), "from_version": flow.get("fromVersion", ""),
                  "target_version": flow.get("targetVersion", ""), "from_revision": flow.get("fromRevision", 0),
                  "planned": list(flow.get("planned") or []),
+                 "skipped": [{"phase": e.get("phase", ""), "reason": e.get("reason", "")}
+                             for e in flow.get("skipped") or []],
                  "message": flow.get("message", ""), "phases": rows(record)} if flow else {},
     }
 

@@ -51,7 +51,8 @@ class TrafficRequest:
 
     @property
     def target(self) -> Optional[str]:
-        """The object whose traffic moves: Service, primary Ingress or Route."""
+        """The object whose traffic moves: Service, primary Ingress or Route.
+        None: the one the release renders for the service (traffic/release_target.py)."""
         return {"service_selector": self.selector_service, "ingress_canary": self.ingress,
                 "openshift_route": self.route}.get(self.backend)
 
@@ -68,10 +69,6 @@ class TrafficRequest:
             raise PhaseError(f"unknown action {self.action!r}; use drain or rollout")
         if self.backend not in BACKENDS:
             raise PhaseError(f"unknown backend {self.backend!r}; use one of {', '.join(BACKENDS)}")
-        option = {"service_selector": "selector_service", "ingress_canary": "ingress",
-                  "openshift_route": "route"}[self.backend]
-        if not self.target:
-            raise PhaseError(f"{option} is required with backend {self.backend}")
         for name, value in (("pause_seconds", self.pause_seconds), ("min_ready", self.min_ready),
                             ("drain_grace_seconds", self.grace)):
             if value < 0:

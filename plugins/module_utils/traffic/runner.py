@@ -44,7 +44,10 @@ from ansible_collections.lcm.openstack.plugins.module_utils.phase.spec import (
 from ansible_collections.lcm.openstack.plugins.module_utils.traffic.check import URL_CHECK_TIMEOUT, http_check
 from ansible_collections.lcm.openstack.plugins.module_utils.traffic.backends import Plan
 from ansible_collections.lcm.openstack.plugins.module_utils.traffic.gate import GateBackend
+from ansible_collections.lcm.openstack.plugins.module_utils.traffic import release_target
 from ansible_collections.lcm.openstack.plugins.module_utils.traffic.request import TrafficRequest
+from ansible_collections.lcm.openstack.plugins.module_utils.traffic.target import KIND, Target
+from ansible_collections.lcm.openstack.plugins.module_utils.traffic.target import summary as summary_of
 from ansible_collections.lcm.openstack.plugins.module_utils.traffic.selector import (
     SelectorBackend, endpoints_out,
 )
@@ -112,11 +115,16 @@ class TrafficRunner:
     def _run(self) -> Dict[str, Any]:
         req = self.req
         req.validate()
+        # No object named: the one the release renders for the service (traffic/target.py).
+        chosen = release_target.resolve(self.dyn, req) if not req.target else \
+            Target(KIND[req.backend], req.target or "", "given")
+        if chosen.nothing:
+            return release_target.skipped(self.dyn, req, chosen, self.check_mode)
         self.backend = backend_for(self.dyn, req)
         plan = self.backend.plan()
         result: Dict[str, Any] = {"changed": False, "phase": None, "backend": req.backend,
                                   "before": plan.before, "after": plan.after, "steps_done": [],
-                                  "message": plan.note,
+                                  "message": plan.note, "target": summary_of(chosen),
                                   "diff": {"before_header": f"{plan.key} (live)", "before": plan.before,
                                            "after_header": f"{plan.key} ({req.action})", "after": plan.after}}
         if req.backend == "service_selector":

@@ -224,3 +224,49 @@ def test_the_deployed_revision_under_the_sql_driver_is_asked_of_helm() -> None:
     assert (deployed.revision, deployed.values) == (4, {"from": "revision 4"})
     assert helm.asked == [("history", "keystone", "openstack"), ("values", "keystone", "openstack", 4)]
     assert storage.deployed_by_helm(_Helm([{"revision": 1, "status": "failed"}]), "openstack", "keystone") is None
+
+
+def test_the_manifest_and_the_charts_values_are_read_only_when_asked() -> None:
+    record = {"version": 3, "config": {"endpoints": {"identity": {"port": 1}}}, "manifest": "---\nkind: Service\n",
+              "chart": {"metadata": {"version": "0.1.0"}, "values": {"endpoints": {"identity": {"name": "keystone"}}}}}
+    secrets = _Listed([{"metadata": {"labels": {"version": "3"}}, "data": {"release": _storage(record)}}])
+    plain = storage.deployed(_ListDyn(secrets), "openstack", "keystone")
+    assert (plain.manifest, plain.defaults) == ("", {})
+    full = storage.deployed(_ListDyn(secrets), "openstack", "keystone", with_manifest=True)
+    assert full.manifest == "---\nkind: Service\n"
+    assert (full.defaults, full.values) == (record["chart"]["values"], record["config"])
+
+
+class _Result:
+    def __init__(self, stdout: str, rc: int = 0) -> None:
+        self.stdout, self.rc, self.stderr = stdout, rc, "" if rc == 0 else "Error: boom"
+
+
+class _HelmTogether(_Helm):
+    def __init__(self, history: list, failing: str = "") -> None:
+        super().__init__(history)
+        self.failing = failing
+
+    def run_together(self, calls: list) -> list:
+        self.asked.append(("together", [" ".join(c) for c in calls]))
+        out = {"values": _Result('{"a": 1}'), "all": _Result('{"a": 1, "endpoints": {}}'), "manifest": _Result("---\n")}
+        keys = ["all" if "--all" in c else c[1] for c in calls]
+        return [_Result("", 1) if k == self.failing else out[k] for k in keys]
+
+    def error(self, result: Any) -> PhaseError:
+        return PhaseError(f"helm failed: {result.stderr}")
+
+
+def test_under_the_sql_driver_the_manifest_and_every_value_are_read_at_once() -> None:
+    helm = _HelmTogether([{"revision": 4, "status": "deployed"}])
+    deployed = storage.deployed_by_helm(helm, "openstack", "keystone", with_manifest=True)
+    assert (deployed.revision, deployed.values, deployed.manifest) == (4, {"a": 1}, "---\n")
+    assert deployed.defaults == {"a": 1, "endpoints": {}}
+    [_, (what, calls)] = helm.asked
+    assert what == "together" and calls == [
+        "get values keystone --namespace openstack --revision 4 --output json",
+        "get values keystone --namespace openstack --revision 4 --output json --all",
+        "get manifest keystone --namespace openstack --revision 4"]
+    with pytest.raises(PhaseError, match="helm failed: Error: boom"):
+        storage.deployed_by_helm(_HelmTogether([{"revision": 4, "status": "deployed"}], failing="manifest"),
+                                 "openstack", "keystone", with_manifest=True)

@@ -141,3 +141,59 @@ def test_a_flow_that_undid_its_work_or_ended_otherwise_starts_anew(status: dict)
     req = _req(flow="greenfield", target_version="2025.1", planned=["install", "test"])
     flow.start(status, req, "2026-11-22T06:00:00Z")
     assert status["flow"]["startedAt"] == "2026-11-22T06:00:00Z" and status["flow"]["phases"] == []
+
+
+# -- steps a flow does not take -----------------------------------------------------------------
+
+def test_a_skipped_step_is_a_row_where_it_stood_and_says_why() -> None:
+    record = yaml.safe_load((FIXTURES / "remove_node_agent.yaml").read_text())
+    assert flow.report(record) == (FIXTURES / "remove_node_agent.report").read_text().rstrip("\n")
+    summary = flow.summary(record)["flow"]
+    assert summary["skipped"] == [{"phase": "trafficdrain",
+                                   "reason": "release openvswitch renders no Service: nothing to route"}]
+    assert [r["phase"] for r in summary["phases"]] == ["uninstall"]  # the Phases only, as before
+
+
+def test_a_step_skipped_while_the_flow_runs_stands_after_the_phases_it_ran() -> None:
+    status = yaml.safe_load((FIXTURES / "greenfield_rolled_out.yaml").read_text())["status"]
+    reason = "release openvswitch renders no Service: nothing to route"
+    flow.skip(status, "trafficrollout", reason)
+    flow.skip(status, "trafficrollout", reason)  # a re-run of the step adds nothing
+    assert status["flow"]["skipped"] == [{"phase": "trafficrollout", "reason": reason, "after": 2}]
+    record = {"metadata": {"name": "keystone", "namespace": "openstack"}, "spec": {"service": "keystone"},
+              "status": status}
+    assert [(r["phase"], r["result"]) for r in flow.with_skipped(record)] == [
+        ("install", "Succeeded"), ("test", "Succeeded"), ("trafficrollout", "Skipped")]
+    assert flow.report(record).endswith(f"trafficrollout skipped: {reason}")
+
+
+def test_no_skip_is_noted_without_a_running_flow() -> None:
+    status = _record()["status"]  # its update flow ended RolledBack
+    before = copy.deepcopy(status)
+    flow.skip(status, "trafficdrain", "nothing to route")
+    assert status == before
+
+
+@pytest.mark.parametrize("name, planned, kept, skipped", [
+    ("greenfield", ["install", "test", "trafficrollout"], ["install", "test"], [("trafficrollout", 2)]),
+    ("update", ["trafficdrain", "upgrade", "trafficrollout", "test"], ["upgrade", "test"],
+     [("trafficdrain", 0), ("trafficrollout", 1)]),
+    ("remove", ["trafficdrain", "uninstall"], ["uninstall"], [("trafficdrain", 0)]),
+])
+def test_a_flow_without_traffic_plans_no_traffic_step_and_records_each_skipped(
+        name: str, planned: list, kept: list, skipped: list) -> None:
+    status = _record()["status"]
+    req = _req(flow=name, planned=planned, traffic_skipped="traffic_backend none")
+    flow.start(status, req, "2026-11-22T05:00:00Z")
+    assert status["flow"]["planned"] == kept
+    assert [(e["phase"], e["after"]) for e in status["flow"]["skipped"]] == skipped
+    assert {e["reason"] for e in status["flow"]["skipped"]} == {"traffic_backend none"}
+    flow.start(status, req, "2026-11-22T05:09:00Z")  # the re-run continues the record: no second entry
+    assert len(status["flow"]["skipped"]) == len(skipped)
+
+
+def test_a_flow_with_traffic_records_nothing_skipped() -> None:
+    status = _record()["status"]
+    flow.start(status, _req(), "2026-11-22T05:00:00Z")
+    assert "skipped" not in status["flow"]
+    assert status["flow"]["planned"] == ["trafficdrain", "upgrade", "test", "trafficrollout"]

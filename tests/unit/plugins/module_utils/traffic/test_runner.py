@@ -19,6 +19,8 @@ from ansible_collections.lcm.openstack.plugins.module_utils.traffic.check import
 from ansible_collections.lcm.openstack.plugins.module_utils.traffic.request import TrafficRequest
 from ansible_collections.lcm.openstack.plugins.module_utils.traffic.runner import TrafficRunner
 from ansible_collections.lcm.openstack.plugins.module_utils.traffic.backends import Plan
+from ansible_collections.lcm.openstack.plugins.module_utils.traffic import release_target
+from ansible_collections.lcm.openstack.plugins.module_utils.traffic.target import Target
 
 GROUP = "lifecycle.openstack.org/v1alpha1"
 UIDS = itertools.count(1)
@@ -472,6 +474,49 @@ def test_a_selector_rollout_records_the_endpoints(run: Any) -> None:
     assert result["endpoints"] == [{"pod": "web-green-1", "ready": True, "track": "green"}]
     assert _only_phase(dyn)["status"]["message"] == "Service web selects track=green: 1 ready endpoint(s)"
     assert result["steps_done"] == []
+
+
+# -- the target, when the request names none --------------------------------------------------
+
+def _resolved(monkeypatch: pytest.MonkeyPatch, name: str, why: str) -> List[TrafficRequest]:
+    asked: List[TrafficRequest] = []
+
+    def resolve(_dyn: Any, req: TrafficRequest) -> Target:
+        asked.append(req)
+        if name:
+            req.selector_service = name
+        return Target("Service", name, why)
+    monkeypatch.setattr(release_target, "resolve", resolve)
+    return asked
+
+
+def test_an_unnamed_service_is_the_one_the_release_renders(run: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    asked = _resolved(monkeypatch, "web", "the only Service of release web that selects its pods")
+    req = TrafficRequest(action="rollout", service="web", release="web", namespace="t", selector_mode="track",
+                         track="green")
+    ready = [Endpoint("web-x", "web-green-1", True, "green")]
+    result, dyn, _p, _u = run(req, _Selector(Settled(True, ready, [])))
+    assert asked == [req] and result["changed"] is True
+    assert result["target"] == {"kind": "Service", "name": "web",
+                                "why": "the only Service of release web that selects its pods"}
+    assert _only_phase(dyn)["spec"]["traffic"]["target"] == "web"
+
+
+def test_a_named_target_is_taken_as_given(run: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    asked = _resolved(monkeypatch, "other", "")
+    result, _dyn, _p, _u = run(_req(), _Weights(_req()))
+    assert asked == [] and result["target"] == {"kind": "Ingress", "name": "web", "why": "given"}
+
+
+def test_a_release_with_nothing_to_route_moves_nothing_and_creates_no_phase(
+        run: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    why = "release web renders no Service: nothing to route"
+    _resolved(monkeypatch, "", why)
+    req = TrafficRequest(action="drain", service="web", release="web", namespace="t")
+    result, dyn, _p, _u = run(req, None)
+    assert (result["changed"], result["phase"], result["skipped"]) == (False, None, why)
+    assert result["message"] == f"trafficdrain skipped: {why}"
+    assert dyn.phases.objects == {} and dyn.lifecycles.objects == {}  # no flow ran: no record made
 
 
 # -- labels and names of the steps --------------------------------------------------------
