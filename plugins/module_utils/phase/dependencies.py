@@ -166,7 +166,7 @@ class Graph:
 
 def check(chosen: Sequence[Rendered], rendered: Iterable[Rendered], namespace: str,
           exists: Lookup, release_creates: bool = False,
-          provided: Optional[Callable[[], Mapping[Tuple[str, str, str], str]]] = None) -> None:
+          provided: Optional[Callable[[], Mapping[Tuple[str, str, str], str]]] = None) -> List[str]:
     """Refuse, before anything is applied, a phase whose Jobs or Pods wait for
     a Job or a Service that the phase does not create and the cluster does
     not have: it would wait until its timeout. `exists` asks the cluster.
@@ -180,13 +180,15 @@ def check(chosen: Sequence[Rendered], rendered: Iterable[Rendered], namespace: s
     `provided` returns, when first needed, a mapping of (kind, namespace,
     name) to the service of the same site whose flow, running beside this
     one, creates it (nova's API Service for neutron's agents): the pod's own
-    init container waits for it, as it does for anything external."""
+    init container waits for it, as it does for anything external. Returns
+    those, each as a line naming the object and the flow that creates it."""
     rendered = list(rendered)
     graph = Graph(rendered, namespace)
     own = {(r.kind, r.name) for r in chosen}
     coming = set(graph.services) if release_creates else set()
     by_key = {(r.kind, r.name): r for r in rendered}
     problems: List[str] = []
+    beside: List[str] = []
     for r in chosen:
         if r.kind not in POD_KINDS:
             continue
@@ -199,7 +201,11 @@ def check(chosen: Sequence[Rendered], rendered: Iterable[Rendered], namespace: s
                     ("Service", dep.name) in own or dep.name in coming):
                 continue
             full = Dependency(dep.kind, dep.namespace or namespace, dep.name, dep.labels, dep.env)
-            if provided is not None and (full.kind, full.namespace, full.name) in provided():
+            creator = provided().get((full.kind, full.namespace, full.name)) if provided is not None else None
+            if creator:
+                line = f"{full.describe()}: {creator}'s flow, running beside this one, creates it"
+                if line not in beside:
+                    beside.append(line)
                 continue  # another flow of the site creates it: the init container waits
             if exists(full):
                 continue  # outside the phase, and there: external
@@ -212,6 +218,7 @@ def check(chosen: Sequence[Rendered], rendered: Iterable[Rendered], namespace: s
     if problems:
         raise PhaseError("; ".join(problems) + ". Run the phase that creates it first, or change "
                          "dependencies.static in the values")
+    return beside
 
 
 def cluster_lookup(dyn: Any) -> Lookup:

@@ -61,6 +61,7 @@ class PhaseRunner:
         self.cronjob_step: Optional[backup_step.Planned] = None
         self.phases = self._phase_resource()
         self.held = ""  # how this run took its service's Lease (lifecycle/service_hold.py), if it did
+        self.beside: List[str] = []  # what its pods wait for that a flow of the site makes beside it
 
     # -- entry points ------------------------------------------------------
     def present(self) -> Dict[str, Any]:
@@ -88,9 +89,10 @@ class PhaseRunner:
             # the one step asked for has nothing to run (missing_job: warn): no Phase, no change
             return {"changed": False, "phase": {}, "objects_applied": [], "warnings": self.warnings}
         # In check mode before the release exists, its Services are still to come.
-        dependencies.check(objects, self.rendered, req.namespace, dependencies.cluster_lookup(self.dyn),
-                           release_creates=self.check_mode and self.deployed is None,
-                           provided=lifecycle.provided_by_site)
+        self.beside = dependencies.check(objects, self.rendered, req.namespace,
+                                         dependencies.cluster_lookup(self.dyn),
+                                         release_creates=self.check_mode and self.deployed is None,
+                                         provided=lifecycle.provided_by_site)
         spec = build_spec(req, [o.obj for o in objects])
         hash_ = spec_hash(spec)
         body = phase_body(req, spec, hash_)
@@ -204,6 +206,8 @@ class PhaseRunner:
         lines = for_run(f"{req.service} {req.type}", self.redactor.redact, deadline)
         writer.lines = lines
         lines.begin(f"Phase {name}: {len(objects)} object(s) in {writer.waves} wave(s), timeout {req.timeout} s")
+        for line in self.beside:  # what its pods wait for that a flow beside it makes
+            lines.say(f"its pods wait for {line}")
 
         def changed(states: Dict[Any, Any]) -> None:
             writer.progress(states)

@@ -263,3 +263,22 @@ def test_a_service_the_chart_does_not_render_is_not_to_come() -> None:
     with pytest.raises(PhaseError, match="waits for Service openstack/keystone-api"):
         dependencies.check(chosen, _chart("placement"), "openstack", lambda dep: dep.kind == "Job",
                            release_creates=True)
+
+
+def test_a_service_a_flow_beside_it_creates_is_waited_for_and_said() -> None:
+    """A site deploys placement beside keystone's flow (as nova beside neutron):
+    keystone-api is not in the cluster yet, and the record says who makes it."""
+    chosen = _install("placement", ["job-ks-*"])
+    reads: List[int] = []
+
+    def provided() -> Dict[Any, str]:
+        reads.append(1)
+        return {("Service", "openstack", "keystone-api"): "keystone"}
+    beside = dependencies.check(chosen, _chart("placement"), "openstack", lambda dep: dep.kind == "Job",
+                                provided=provided)
+    assert beside == ["Service openstack/keystone-api: keystone's flow, running beside this one, creates it"]
+    assert reads  # read only once something is not in the phase
+    # Another service's object is still refused.
+    with pytest.raises(PhaseError, match="waits for Service openstack/keystone-api"):
+        dependencies.check(chosen, _chart("placement"), "openstack", lambda dep: dep.kind == "Job",
+                           provided=lambda: {("Service", "openstack", "nova-api"): "nova"})
