@@ -217,10 +217,19 @@ options:
           namespace:
             description: Its namespace; it must be the phase's own (O(namespace)).
             type: str
+          databases:
+            description:
+              - The databases to back up, all in one Job. Default every database
+                the chart's render says the service has, one for each container of
+                its rendered C(db-init) Job (a config file option, or a
+                C(DB_CONNECTION) Secret), or without that Job the Secrets it renders
+                from C(endpoints.oslo_db*).
+              - Name them only for a chart whose render cannot say.
+            type: list
+            elements: str
           database:
             description:
-              - The database to back up; default the one the chart's rendered
-                C(db-init) Job creates.
+              - One database to back up, added to O(upgrade.backup.databases).
             type: str
           node:
             description: Not used by a backup (see O(rollback.backup.node)).
@@ -265,10 +274,19 @@ options:
           namespace:
             description: Its namespace; it must be the phase's own (O(namespace)).
             type: str
+          databases:
+            description:
+              - The databases to restore, all in one Job, each from its newest
+                archive of the backup; every archive is found before any is
+                restored. Give the ones the upgrade backed up (its
+                RV(phase.backup_source)); default every database the chart's
+                render says the service has.
+            type: list
+            elements: str
           database:
             description:
-              - The database to restore; default the one the chart's rendered
-                C(db-init) Job creates.
+              - One database to restore, added to O(rollback.backup.databases); what
+                a C(backupSource) recorded before there were several holds.
             type: str
           node:
             description:
@@ -513,7 +531,7 @@ phase:
       sample: keystone-2025-2-5d41402a
     backup_source:
       description:
-        - The CronJob the backup Job was made from, its namespace, the database
+        - The CronJob the backup Job was made from, its namespace, the databases
           backed up, and, for archives on a node's hostPath, the node that holds
           them. Pass it as O(rollback.backup) with O(rollback.backup_ref).
       type: dict
@@ -521,7 +539,7 @@ phase:
       sample:
         cronjob: mariadb-backup
         namespace: openstack
-        database: keystone
+        databases: [nova, nova_cell0, nova_cell1]
 objects_applied:
   description:
     - What this run did to each object (created, updated, unchanged, replaced or
@@ -552,6 +570,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils.common.model import 
 
 MISSING_JOB = dict(type="str", choices=["fail", "warn"])
 BACKUP = dict(type="dict", options=dict(cronjob=dict(type="str"), namespace=dict(type="str"),
+                                        databases=dict(type="list", elements="str"),
                                         database=dict(type="str"), node=dict(type="str")))
 
 

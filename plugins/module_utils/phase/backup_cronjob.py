@@ -29,7 +29,8 @@ SCRIPT_KEYS = (BACKUP_SCRIPT, BACKUP_MAIN, posixpath.basename(RESTORE_SCRIPT), p
 BASE_DIR_ENV = "MARIADB_BACKUP_BASE_DIR"
 NAMESPACE_ENV = "MARIADB_POD_NAMESPACE"
 MODE_ENV = "BACK_UP_MODE"            # read by helm-toolkit's backup_main.sh
-DATABASE_ENV = "LCM_DATABASE"        # the one database the Job backs up or restores
+DATABASES_ENV = "LCM_DATABASES"      # the databases the Job backs up or restores, space-separated
+DATABASE_ENV = "LCM_DATABASE"        # the one its loop is at
 
 
 class BackupShapeError(PhaseError):

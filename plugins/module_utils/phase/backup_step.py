@@ -6,16 +6,19 @@ backup CronJob when the service's chart has no job for it.
 openstack-helm's service charts (keystone, placement, ...) render no
 job-db-backup or job-db-restore: backups are the mariadb chart's business,
 its CronJob ``mariadb-backup``. A phase told where that CronJob is (its
-``backup`` option: ``cronjob``, ``namespace``, ``database``, and for a
+``backup`` option: ``cronjob``, ``namespace``, ``databases``, and for a
 restore from a node's hostPath the ``node`` of the backup) makes a one-off
 Job from it (db_backup) and runs it in its first work wave, after its
 config objects and before anything else: the backup comes before db-sync
-changes the schema.
+changes the schema. The databases are every one the service has, read from
+the render (service_database), unless the option names them.
 
 A chart that renders its own job-db-backup or job-db-restore keeps it: the
 CronJob is then not read at all. What the Job was made from is recorded in
 the upgrade Phase (``status.backupSource``), so a rollback makes its restore
-Job from the same CronJob, for the same database, on the same node.
+Job from the same CronJob, for the same databases, on the same node. A
+status written before there were several names one ``database``; it is read
+as a list of one.
 """
 
 from __future__ import annotations
@@ -32,11 +35,21 @@ from ansible_collections.lcm.openstack.plugins.module_utils.phase.selection impo
 # phase type -> the database step its CronJob-made Job does
 STEPS = {"upgrade": "backup", "rollback": "restore"}
 # The module's backup option, as given (also the Phase spec's, and status.backupSource's keys).
-SOURCE_KEYS = ("cronjob", "namespace", "database", "node")
+# `database` is the one name a status written before `databases` holds.
+SOURCE_KEYS = ("cronjob", "namespace", "databases", "database", "node")
 SOURCE_PREFIX = "cronjob:"
 # How the mariadb chart renders its backup CronJob, for the messages.
 TURN_ON = ("install mariadb with its backup CronJob (values manifests.cron_job_mariadb_backup, "
            "conf.backup.enabled and manifests.pvc_backup on)")
+
+# Where a user names the databases when the render cannot say: the module's
+# option, and the inputs of the roles and flows that set it.
+NAMED_IN = {
+    "upgrade": ("upgrade.backup.databases (the flows' backup_databases input, the upgrade role's "
+                "upgrade_backup_databases)"),
+    "rollback": ("rollback.backup.databases: the databases the upgrade backed up, as its Phase recorded them in "
+                 "status.backupSource (the rollback role's rollback_backup_source; the flows read that Phase)"),
+}
 
 Getter = Callable[[str, str, str], Optional[Dict[str, Any]]]  # (api_version, kind, name) -> live object
 
@@ -47,13 +60,22 @@ class Planned:
 
     rendered: Rendered
     step: str                 # backup or restore
-    source: Dict[str, str]    # cronjob, namespace, database (and node, for a restore)
+    source: Dict[str, Any]    # cronjob, namespace, databases (and node, for a restore)
     node_local: bool          # archives on a node's hostPath: the backup's node is recorded
 
 
-def given(options: Mapping[str, Any]) -> Dict[str, str]:
+def given(options: Mapping[str, Any]) -> Dict[str, Any]:
     """The phase's backup option with the keys left unset removed."""
-    return {k: str(v) for k, v in (options.get("backup") or {}).items() if k in SOURCE_KEYS and v}
+    return {k: (list(v) if k == "databases" else str(v))
+            for k, v in (options.get("backup") or {}).items() if k in SOURCE_KEYS and v}
+
+
+def named_databases(source: Mapping[str, Any]) -> List[str]:
+    """The databases a backup option or a recorded backupSource names:
+    `databases`, and the one `database` of a status written before it."""
+    names = [str(n) for n in source.get("databases") or []]
+    one = source.get("database")
+    return names + ([str(one)] if one and str(one) not in names else [])
 
 
 def plan(phase_type: str, options: Mapping[str, Any], namespace: str, ref: str,
@@ -85,13 +107,13 @@ def plan(phase_type: str, options: Mapping[str, Any], namespace: str, ref: str,
         raise PhaseError(text)
     backup = backup_cronjob.inspect(cronjob)
     backup_cronjob.check_scripts(backup, get("v1", "ConfigMap", backup.scripts_configmap) or {})
-    database = src.get("database") or _one_database(rendered, phase_type)
+    databases = named_databases(src) or _render_databases(rendered, phase_type, get)
     if step == "backup":
-        job = db_backup.backup_job(cronjob, database, ref, namespace,
+        job = db_backup.backup_job(cronjob, databases, ref, namespace,
                                    active_deadline_seconds=options.get("backup_timeout") or None)
     else:
-        job = db_backup.restore_job(cronjob, database, ref, namespace, node=src.get("node") or None)
-    source = {"cronjob": name, "namespace": namespace, "database": database}
+        job = db_backup.restore_job(cronjob, databases, ref, namespace, node=src.get("node") or None)
+    source: Dict[str, Any] = {"cronjob": name, "namespace": namespace, "databases": databases}
     if step == "restore" and backup.node_local and src.get("node"):
         source["node"] = src["node"]
     return Planned(Rendered(job, source=SOURCE_PREFIX + name), step, source, backup.node_local), []
@@ -112,7 +134,7 @@ def is_step(r: Rendered, word: str) -> bool:
     return r.kind == "Job" and labels.get(db_backup.LABEL_DATABASE_STEP) == word
 
 
-def taken_source(planned: Planned, pods: Sequence[Mapping[str, Any]]) -> Dict[str, str]:
+def taken_source(planned: Planned, pods: Sequence[Mapping[str, Any]]) -> Dict[str, Any]:
     """What status.backupSource records of a finished backup: where the
     archive is. Archives on a hostPath are on the node of the pod that
     succeeded, which the restore must then run on."""
@@ -125,12 +147,15 @@ def taken_source(planned: Planned, pods: Sequence[Mapping[str, Any]]) -> Dict[st
     return source
 
 
-def _one_database(rendered: Sequence[Rendered], phase_type: str) -> str:
-    names = service_database.databases(r.obj for r in rendered)
-    if len(names) != 1:
-        raise PhaseError(f"the service uses the databases {', '.join(names)}: name the one to back up and "
-                         f"restore in {phase_type}.backup.database")
-    return names[0]
+def _render_databases(rendered: Sequence[Rendered], phase_type: str, get: Getter) -> List[str]:
+    """Every database of the service, from the render (and the cluster's
+    Secrets the render uses but does not hold); where it cannot say, the
+    error names the input that can."""
+    try:
+        return service_database.databases((r.obj for r in rendered), get=get)
+    except service_database.DatabaseNotFound as exc:
+        raise PhaseError(f"{exc}. So the databases to back up and restore are not known: name them in "
+                         f"{NAMED_IN[phase_type]}") from None
 
 
 def takes_backup(phase_type: str, backup_ref: Optional[str], wave: Sequence[Rendered]) -> bool:
@@ -140,7 +165,7 @@ def takes_backup(phase_type: str, backup_ref: Optional[str], wave: Sequence[Rend
         o.source == template or is_step(o, "backup") for o in wave)
 
 
-def source_of(planned: Optional[Any], wave: Sequence[Rendered], result: Any) -> Optional[Dict[str, str]]:
+def source_of(planned: Optional[Any], wave: Sequence[Rendered], result: Any) -> Optional[Dict[str, Any]]:
     """What status.backupSource records: the CronJob the backup Job of the
     wave was made from (`planned`, the phase's CronJob step; none for the
     chart's own job-db-backup)."""

@@ -13,10 +13,14 @@ of the same framework, ``restore_mariadb.sh restore <archive> <database>``, is
 in the same scripts ConfigMap but mounted by nothing.
 
 So an upgrade's backup is a Job made from the CronJob's jobTemplate that backs
-up the service's database with BACK_UP_MODE set to the phase's backup ref, and
-a rollback's restore is a Job from the same jobTemplate (same account, volumes,
-secrets and configuration) that mounts the restore scripts, finds the newest
-archive carrying that ref and restores that one database.
+up each of the service's databases in turn (nova has three) with BACK_UP_MODE
+set to the phase's backup ref, and a rollback's restore is a Job from the
+same jobTemplate (same account, volumes, secrets and configuration) that
+mounts the restore scripts, finds the newest archive of that ref for every
+database, then restores them one after the other. One Job for all of them,
+not one per database: the stock chart's archive claim is ReadWriteOnce, and
+archives on a node's hostPath must all be on the one node the restore then
+runs on.
 
 Everything here is pure: it reads the CronJob (live or rendered) and returns
 Job bodies. What owns the Jobs is for the phase to decide (``ownership``):
@@ -29,11 +33,12 @@ import copy
 import hashlib
 import posixpath
 import re
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+import shlex
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.backup_cronjob import (
-    BASE_DIR_ENV, DATABASE_ENV, MODE_ENV, NAMESPACE_ENV, RESTORE_MAIN, RESTORE_SCRIPT, SYSTEM, BackupShapeError,
+    BASE_DIR_ENV, DATABASE_ENV, DATABASES_ENV, MODE_ENV, NAMESPACE_ENV, RESTORE_MAIN, RESTORE_SCRIPT, SYSTEM, BackupShapeError,
     CronJobBackup, inspect,
 )
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import GROUP
@@ -57,23 +62,51 @@ _DATABASE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_-]{0,63}$")
 # "all" is backup_mariadb.sh's scope for every database; the others it refuses.
 _NOT_ONE_DATABASE = ("all", "information_schema", "performance_schema", "mysql", "sys")
 
-# Run by the restore Job's container (POSIX sh). The glob sorts by the
-# archive's ISO date, so the last match is the newest try of this backup.
-_RESTORE = f"""\
+# The shell of both Jobs (POSIX sh): where the archives of this backup are, and
+# the newest one of a database (the glob sorts by the archive's ISO date).
+_ARCHIVES = f"""\
 dir="${{{BASE_DIR_ENV}}}/db/${{{NAMESPACE_ENV}}}/{SYSTEM}/archive"
-prefix="{SYSTEM}.${{{NAMESPACE_ENV}}}.${{{DATABASE_ENV}}}.${{{MODE_ENV}}}."
-archive=""
-for path in "$dir/$prefix"*.tar.gz; do
-  if [ -f "$path" ]; then archive="${{path##*/}}"; fi
-done
-if [ -z "$archive" ]; then
-  echo "no backup archive $prefix*.tar.gz in $dir: backup ${{{MODE_ENV}}} is not on this volume" \\
-    "(removed by the chart's retention, conf.backup.days_to_keep, or taken on another volume or node)" >&2
-  exit 1
-fi
-echo "restoring database ${{{DATABASE_ENV}}} from $archive"
-exec {RESTORE_SCRIPT} restore "$archive" "${{{DATABASE_ENV}}}"
+newest() {{
+  found=""
+  for path in "$dir/{SYSTEM}.${{{NAMESPACE_ENV}}}.$1.${{{MODE_ENV}}}."*.tar.gz; do
+    if [ -f "$path" ]; then found="${{path##*/}}"; fi
+  done
+  echo "$found"
+}}
 """
+
+# backup_mariadb.sh takes one database (its SCOPE) and exits 0 even when the
+# dump failed: each database is backed up in turn, and a run that wrote no new
+# archive fails the Job. {invoke} is the chart's own call of the script.
+_BACKUP = _ARCHIVES + f"""\
+for {DATABASE_ENV} in ${{{DATABASES_ENV}}}; do
+  before=$(newest "${{{DATABASE_ENV}}}")
+  {{invoke}} "${{{DATABASE_ENV}}}" || exit 1
+  after=$(newest "${{{DATABASE_ENV}}}")
+  if [ -z "$after" ] || [ "$after" = "$before" ]; then
+    echo "the backup of database ${{{DATABASE_ENV}}} wrote no archive of backup ${{{MODE_ENV}}} in $dir" >&2
+    exit 1
+  fi
+done
+"""
+
+# Every archive is found before any database is restored: a backup that is
+# not all there restores nothing.
+_RESTORE = _ARCHIVES + f"""\
+for {DATABASE_ENV} in ${{{DATABASES_ENV}}}; do
+  if [ -z "$(newest "${{{DATABASE_ENV}}}")" ]; then
+    echo "no backup archive of database ${{{DATABASE_ENV}}} for backup ${{{MODE_ENV}}} in $dir: removed by the" \\
+      "chart's retention (conf.backup.days_to_keep), or taken on another volume or node" >&2
+    exit 1
+  fi
+done
+for {DATABASE_ENV} in ${{{DATABASES_ENV}}}; do
+  archive=$(newest "${{{DATABASE_ENV}}}")
+  echo "restoring database ${{{DATABASE_ENV}}} from $archive"
+  {RESTORE_SCRIPT} restore "$archive" "${{{DATABASE_ENV}}}" || exit 1
+done
+"""
+Databases = Union[str, Sequence[str]]
 
 
 def archive_dir(backup: CronJobBackup, namespace: str) -> str:
@@ -92,27 +125,27 @@ def job_names(ref: str) -> Tuple[str, str]:
     return _name(ref, "db-backup"), _name(ref, "db-restore")
 
 
-def backup_job(cronjob: Mapping[str, Any], database: str, ref: str, namespace: str, *,
+def backup_job(cronjob: Mapping[str, Any], databases: Databases, ref: str, namespace: str, *,
                ttl_seconds: Optional[int] = DEFAULT_TTL_SECONDS, backoff_limit: int = DEFAULT_BACKOFF_LIMIT,
                active_deadline_seconds: Optional[int] = None) -> Dict[str, Any]:
-    """A one-off Job from the CronJob that backs up `database` as backup `ref`."""
-    backup = _checked(cronjob, database, ref, namespace)
+    """A one-off Job from the CronJob that backs up each of `databases` as backup `ref`."""
+    backup, names = _checked(cronjob, databases, ref, namespace)
     job = _job(cronjob, backup, "backup", job_names(ref)[0], ref, namespace,
                ttl_seconds, backoff_limit, active_deadline_seconds)
     container = _container(job, backup.container)
-    container["command"], container["args"] = _with_scope(container, backup, str(cronjob["metadata"]["name"]))
-    _set_env(container, {MODE_ENV: ref, DATABASE_ENV: database})
+    container["command"], container["args"] = _backup_command(container, backup, str(cronjob["metadata"]["name"]))
+    _set_env(container, {MODE_ENV: ref, DATABASES_ENV: " ".join(names)})
     return job
 
 
-def restore_job(cronjob: Mapping[str, Any], database: str, ref: str, namespace: str, *,
+def restore_job(cronjob: Mapping[str, Any], databases: Databases, ref: str, namespace: str, *,
                 node: Optional[str] = None, ttl_seconds: Optional[int] = DEFAULT_TTL_SECONDS,
                 backoff_limit: int = DEFAULT_BACKOFF_LIMIT,
                 active_deadline_seconds: Optional[int] = None) -> Dict[str, Any]:
-    """A one-off Job from the CronJob that restores `database` from the newest
-    archive of backup `ref`. Archives on a hostPath are on the node that took
-    the backup: `node` (the backup pod's spec.nodeName) is then required."""
-    backup = _checked(cronjob, database, ref, namespace)
+    """A one-off Job from the CronJob that restores each of `databases` from
+    its newest archive of backup `ref`. Archives on a hostPath are on the node
+    that took the backup: `node` (the backup pod's spec.nodeName) is then required."""
+    backup, names = _checked(cronjob, databases, ref, namespace)
     if backup.node_local and not node:
         raise BackupShapeError(
             f"CronJob {backup.cronjob} keeps its archives on the hostPath {backup.archive_host_path} of the node "
@@ -122,7 +155,7 @@ def restore_job(cronjob: Mapping[str, Any], database: str, ref: str, namespace: 
                ttl_seconds, backoff_limit, active_deadline_seconds)
     container = _container(job, backup.container)
     container["command"], container["args"] = ["/bin/sh"], ["-c", _RESTORE]
-    _set_env(container, {MODE_ENV: ref, DATABASE_ENV: database})
+    _set_env(container, {MODE_ENV: ref, DATABASES_ENV: " ".join(names)})
     mounts = [m for m in container.get("volumeMounts") or []
               if m.get("mountPath") not in (RESTORE_SCRIPT, RESTORE_MAIN)]
     for path in (RESTORE_SCRIPT, RESTORE_MAIN):
@@ -135,13 +168,19 @@ def restore_job(cronjob: Mapping[str, Any], database: str, ref: str, namespace: 
 
 
 # -- helpers -----------------------------------------------------------------
-def _checked(cronjob: Mapping[str, Any], database: str, ref: str, namespace: str) -> CronJobBackup:
+def _checked(cronjob: Mapping[str, Any], databases: Databases, ref: str,
+             namespace: str) -> Tuple[CronJobBackup, List[str]]:
     if not _REF.match(ref or ""):
         raise PhaseError(f"backup ref {ref!r} must be lower-case letters, digits and '-' (no '.': the "
                          "archive's name is split on dots)")
-    if not _DATABASE.match(database or "") or database.lower() in _NOT_ONE_DATABASE:
-        raise PhaseError(f"database {database!r} cannot be backed up one by one: give the service's own "
-                         "database name (letters, digits, '_' or '-'; not a system database)")
+    names = [databases] if isinstance(databases, str) else list(databases or [])
+    names = [n for i, n in enumerate(names) if n not in names[:i]]
+    if not names:
+        raise PhaseError("the backup Job needs the databases it backs up or restores")
+    for database in names:
+        if not _DATABASE.match(database or "") or database.lower() in _NOT_ONE_DATABASE:
+            raise PhaseError(f"database {database!r} cannot be backed up one by one: give the service's own "
+                             "database names (letters, digits, '_' or '-'; not a system database)")
     if not namespace:
         raise PhaseError("the backup Job needs the namespace it runs in")
     backup = inspect(cronjob)
@@ -149,7 +188,7 @@ def _checked(cronjob: Mapping[str, Any], database: str, ref: str, namespace: str
         raise BackupShapeError(
             f"CronJob {backup.cronjob} is in namespace {backup.namespace}: its Jobs must run there, where its "
             f"account, secrets, scripts and archive volume are, not in {namespace}")
-    return backup
+    return backup, names
 
 
 def _job(cronjob: Mapping[str, Any], backup: CronJobBackup, step: str, name: str, ref: str,
@@ -187,26 +226,29 @@ def _container(job: Dict[str, Any], name: str) -> Dict[str, Any]:
     return next(c for c in job["spec"]["template"]["spec"]["containers"] if c.get("name") == name)
 
 
-def _with_scope(container: Mapping[str, Any], backup: CronJobBackup, cronjob: str) -> Tuple[List[str], List[str]]:
-    """The container's command and args, the backup script called with the
-    database as its SCOPE. The chart's shell line ends with the script (it
-    starts the verification server first): the scope is appended there."""
+def _backup_command(container: Mapping[str, Any], backup: CronJobBackup,
+                    cronjob: str) -> Tuple[List[str], List[str]]:
+    """The container's command and args with the backup script's call made the
+    loop over the databases. The chart's shell line ends with the script (it
+    starts the verification server first): the loop replaces that call, and
+    what comes before it stays. An exec-form call becomes a shell running it."""
     command = [str(a) for a in container.get("command") or []]
     args = [str(a) for a in container.get("args") or []]
     words = command + args
     last = words[-1].rstrip() if words else ""
     shell = len(words) >= 2 and words[-2] == "-c"
-    ends = (" " + backup.script_path, "&" + backup.script_path)
-    if not (last == backup.script_path or (shell and last.endswith(ends))):
-        raise BackupShapeError(
-            f"CronJob {cronjob}: container {backup.container} does not end its command with "
-            f"{backup.script_path}, so the database to back up cannot be passed to it")
-    scoped = f'{last} "${{{DATABASE_ENV}}}"' if shell else last
-    if not shell:  # exec form: the scope is one more argument, expanded by the kubelet
-        return command, args + [f"$({DATABASE_ENV})"]
-    if args:
-        return command, args[:-1] + [scoped]
-    return command[:-1] + [scoped], args
+    script = backup.script_path
+    if shell and last.endswith(script) and (last == script or last[-len(script) - 1] in " \t\n;&"):
+        # one group in the call's place: "a && script" still runs the backups only after a
+        line = last[:-len(script)] + "{\n" + _BACKUP.replace("{invoke}", shlex.quote(script)) + "}"
+        if args:
+            return command, args[:-1] + [line]
+        return command[:-1] + [line], args
+    if not shell and last == script:
+        return ["/bin/sh"], ["-c", _BACKUP.replace("{invoke}", " ".join(shlex.quote(w) for w in words))]
+    raise BackupShapeError(
+        f"CronJob {cronjob}: container {backup.container} does not end its command with "
+        f"{script}, so the databases to back up cannot be passed to it")
 
 
 def _set_env(container: Dict[str, Any], values: Mapping[str, str]) -> None:

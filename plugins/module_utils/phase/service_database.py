@@ -1,21 +1,33 @@
 # Copyright: lcm.openstack contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The database(s) an openstack-helm service uses, read from its rendered db-init Job.
+"""The databases an openstack-helm service uses, every one, read from its render.
 
-A backup of one database needs its name. openstack-helm does not render it
-anywhere plain: keystone's values say ``endpoints.oslo_db.path: /keystone``,
-but the values a phase holds are only the user's, not the chart's defaults
-merged in. What the chart does render is helm-toolkit's db-init Job, and that
-Job says exactly where the service's database is: each of its containers has
-``OPENSTACK_CONFIG_FILE`` (``/etc/keystone/keystone.conf``),
-``OPENSTACK_CONFIG_DB_SECTION`` (``database``) and ``OPENSTACK_CONFIG_DB_KEY``
-(``connection``), and mounts that file from the service's etc Secret. The
-database is the path of that connection URL: the very name db-init creates
-and db-sync migrates. So it is read the way db-init reads it, from the same
-rendered objects, one name per db-init container (nova has three).
+A backup needs the names, and a service may have several: nova's db-init
+creates its API database, cell0 and cell1. The values a phase holds are only
+the user's, not the chart's defaults merged in, so the names are read from
+what the chart renders, in this order:
 
-The connection URL holds the service's database password: only its path
-leaves this module, and no error quotes the URL or the file.
+1. helm-toolkit's db-init Job (``<service>-db-init``), one container per
+   database it creates, each of one of two kinds
+   (``templates/manifests/_job-db-init-mysql.tpl``):
+   - oslo: ``OPENSTACK_CONFIG_FILE``, ``OPENSTACK_CONFIG_DB_SECTION`` and
+     ``OPENSTACK_CONFIG_DB_KEY`` name an option of the service's config file,
+     mounted from its etc Secret (keystone's ``[database] connection``);
+   - secret: ``DB_CONNECTION`` from a ``secretKeyRef``, the user's connection
+     in a Secret of its own (nova's cell0, ``nova-db-cell0-user``).
+   The database is the path of that connection URL: the name db-init creates.
+2. Without a db-init Job (the release's jobs switched off, as a rollback
+   renders the deployed release): the Secrets helm-toolkit renders from
+   ``endpoints.oslo_db*`` (``secrets.oslo_db*``, key ``DB_CONNECTION``).
+   They are those values with the chart's defaults merged in.
+3. Without either: any other Job or Pod that reads the connection the
+   db-init way (keystone's credential-cleanup).
+
+A Secret or ConfigMap the render does not hold (made outside the chart) is
+read from the cluster, when the caller gives a getter.
+
+Connection URLs hold passwords: only their path leaves this module, and no
+error quotes a URL or a file.
 """
 
 from __future__ import annotations
@@ -23,7 +35,7 @@ from __future__ import annotations
 import base64
 import configparser
 import posixpath
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple
 from urllib.parse import unquote, urlsplit
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
@@ -31,71 +43,120 @@ from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import
 CONFIG_FILE_ENV = "OPENSTACK_CONFIG_FILE"
 SECTION_ENV = "OPENSTACK_CONFIG_DB_SECTION"
 KEY_ENV = "OPENSTACK_CONFIG_DB_KEY"
+CONNECTION_ENV = "DB_CONNECTION"   # the secret kind's env, and the key of helm-toolkit's db Secrets
 _POD_KINDS = ("Job", "Pod")
 DB_INIT_SUFFIX = "-db-init"
 
+Getter = Callable[[str, str, str], Optional[Dict[str, Any]]]  # (api_version, kind, name) -> live object
+Obj = Mapping[str, Any]
+
 
 class DatabaseNotFound(PhaseError):
-    """The render does not say which database the service uses."""
+    """The render does not say which databases the service uses."""
 
 
-def databases(objects: Iterable[Mapping[str, Any]], job: Optional[str] = None) -> List[str]:
-    """The database names of the rendered db-init Job(s), in container order.
+def databases(objects: Iterable[Obj], job: Optional[str] = None, get: Optional[Getter] = None) -> List[str]:
+    """The service's database names, each once, in the order the render gives them.
 
-    `job` names the Job to read; by default the `*-db-init` Jobs whose
-    containers carry the db-init variables, or, when there is none, every Job
-    or Pod that carries them (keystone's credential-cleanup reads the same
-    file). Raises DatabaseNotFound, naming the
-    object and what is missing, when nothing says it."""
+    `job` names the one Job to read. Raises DatabaseNotFound naming the
+    object and what is missing: a db-init container that does not say is an
+    error, never skipped, so a backup never covers part of the service."""
     objects = list(objects)
-    readers = [(o, c) for o in objects if o.get("kind") in _POD_KINDS and (job is None or _name(o) == job)
-               for c in _pod(o).get("containers") or []
-               if any(e.get("name") == CONFIG_FILE_ENV for e in c.get("env") or [])]
-    if job is None:  # helm-toolkit's <service>-db-init first; others read the same file
-        readers = [r for r in readers if _name(r[0]).endswith(DB_INIT_SUFFIX)] or readers
-    found: List[str] = []
-    for obj, container in readers:
-        env = {e.get("name"): e.get("value") for e in container.get("env") or []}
-        name = _database(obj, container, env, objects)
-        if name not in found:
-            found.append(name)
+    lookup = _Lookup(objects, get)
+    if job is not None:
+        found = _read(_readers(objects, lambda o: _name(o) == job), lookup)
+        if not found:
+            raise DatabaseNotFound(f"Job {job} does not say which database the service uses (no container "
+                                   f"with {CONFIG_FILE_ENV} or {CONNECTION_ENV})")
+        return found
+    found = (_read(_readers(objects, lambda o: _name(o).endswith(DB_INIT_SUFFIX)), lookup)
+             or _from_db_secrets(objects)
+             or _read(_readers(objects, lambda o: True), lookup))
     if not found:
-        where = f"Job {job} does not say" if job else "no Job of the render says"
         raise DatabaseNotFound(
-            f"{where} which database the service uses (a db-init container with {CONFIG_FILE_ENV}); "
-            "give the database name in the phase's backup options")
+            "the render says nowhere which databases the service uses: it has no db-init Job (a container "
+            f"with {CONFIG_FILE_ENV} or {CONNECTION_ENV}), and no Secret with a {CONNECTION_ENV} key. In an "
+            "openstack-helm chart, manifests.job_db_init or manifests.secret_db renders them")
     return found
 
 
-def _database(obj: Mapping[str, Any], container: Mapping[str, Any], env: Mapping[str, Any],
-              objects: List[Mapping[str, Any]]) -> str:
+# -- the three sources ---------------------------------------------------------
+def _readers(objects: List[Obj], chosen: Callable[[Obj], bool]) -> List[Tuple[Obj, Obj]]:
+    """(pod object, container) for each container that reads a connection the db-init way."""
+    return [(o, c) for o in objects if o.get("kind") in _POD_KINDS and chosen(o)
+            for c in _pod(o).get("containers") or []
+            if any(e.get("name") in (CONFIG_FILE_ENV, CONNECTION_ENV) for e in c.get("env") or [])]
+
+
+def _read(readers: List[Tuple[Obj, Obj]], lookup: "_Lookup") -> List[str]:
+    found: List[str] = []
+    for obj, container in readers:
+        name = _database(obj, container, lookup)
+        if name not in found:
+            found.append(name)
+    return found
+
+
+def _from_db_secrets(objects: List[Obj]) -> List[str]:
+    """The paths of the rendered Secrets with a DB_CONNECTION key (helm-toolkit's
+    ``secret-db*`` templates, one per ``secrets.oslo_db*`` entry); one without a
+    path (a server-wide admin connection) names no database."""
+    found: List[str] = []
+    for obj in objects:
+        if obj.get("kind") != "Secret" or not _has_key(obj, CONNECTION_ENV):
+            continue
+        what = f"Secret {_name(obj)}"
+        name = _maybe_path(_decoded(obj, CONNECTION_ENV, f"{what}: key {CONNECTION_ENV}"))
+        if name and name not in found:
+            found.append(name)
+    return found
+
+
+# -- one db-init container -----------------------------------------------------
+def _database(obj: Obj, container: Obj, lookup: "_Lookup") -> str:
     what = f"{obj.get('kind')} {_name(obj)} container {container.get('name')}"
-    path, section, key = str(env.get(CONFIG_FILE_ENV) or ""), env.get(SECTION_ENV), env.get(KEY_ENV)
+    env = {e.get("name"): e for e in container.get("env") or []}
+    if CONFIG_FILE_ENV in env:
+        return _from_config_file(obj, container, env, lookup, what)
+    entry = env[CONNECTION_ENV]
+    if entry.get("value"):
+        return _path(str(entry["value"]), f"{what}: its {CONNECTION_ENV} value")
+    ref = (entry.get("valueFrom") or {}).get("secretKeyRef") or {}
+    if not (ref.get("name") and ref.get("key")):
+        raise DatabaseNotFound(f"{what} takes {CONNECTION_ENV} from neither a value nor a Secret key")
+    source = f"key {ref['key']} of Secret {ref['name']}"
+    text = lookup.data("Secret", str(ref["name"]), str(ref["key"]), what, (
+        " (openstack-helm charts render it from endpoints.oslo_db* when their manifests.secret_db* "
+        "switch is on)"))
+    return _path(text, f"{what}: {CONNECTION_ENV} from {source}")
+
+
+def _from_config_file(obj: Obj, container: Obj, env: Mapping[str, Obj], lookup: "_Lookup", what: str) -> str:
+    path, section, key = (str(env.get(n, {}).get("value") or "") for n in (CONFIG_FILE_ENV, SECTION_ENV, KEY_ENV))
     if not (path and section and key):
         raise DatabaseNotFound(f"{what} sets {CONFIG_FILE_ENV} without a literal {SECTION_ENV} and {KEY_ENV}")
     kind, source, item = _mounted_from(_pod(obj), container, path, what)
-    text = _config_text(objects, kind, source, item, what)
+    text = lookup.data(kind, source, item, what, "")
     parser = configparser.ConfigParser(interpolation=None, strict=False)
     try:
         parser.read_string(text)
     except configparser.Error as exc:
         raise DatabaseNotFound(f"{what}: {path} from {kind} {source} is not an INI file "
                                f"({type(exc).__name__})") from None
-    if not parser.has_option(str(section), str(key)):
-        raise DatabaseNotFound(f"{what}: {path} from {kind} {source} has no [{section}] {key}")
-    name = unquote(urlsplit(parser.get(str(section), str(key)).strip()).path.lstrip("/"))
-    if not name or "/" in name:
-        raise DatabaseNotFound(f"{what}: the [{section}] {key} of {path} names no database in its path")
-    return name
+    if not parser.has_option(section, key):
+        stem = posixpath.splitext(posixpath.basename(path))[0]
+        raise DatabaseNotFound(
+            f"{what}: {path} from {kind} {source} has no [{section}] {key} (in an openstack-helm chart, "
+            f"conf.{stem}.{section}.{key} is null: the connection is given at run time, not in the render)")
+    return _path(parser.get(section, key), f"{what}: the [{section}] {key} of {path}")
 
 
-def _mounted_from(pod: Mapping[str, Any], container: Mapping[str, Any], path: str,
-                  what: str) -> Tuple[str, str, str]:
+def _mounted_from(pod: Obj, container: Obj, path: str, what: str) -> Tuple[str, str, str]:
     """(Secret or ConfigMap, its name, its key) that the container sees at `path`:
     the deepest mount holding it wins, as in the container (a file mounted with
     subPath over a directory mount)."""
     path = posixpath.normpath(path)
-    best: Optional[Tuple[int, Mapping[str, Any], str]] = None
+    best: Optional[Tuple[int, Obj, str]] = None
     for mount in container.get("volumeMounts") or []:
         target = posixpath.normpath(str(mount.get("mountPath") or "/"))
         if path == target:
@@ -119,7 +180,7 @@ def _mounted_from(pod: Mapping[str, Any], container: Mapping[str, Any], path: st
                            "which is no Secret or ConfigMap")
 
 
-def _item_key(source: Mapping[str, Any], item: str) -> str:
+def _item_key(source: Obj, item: str) -> str:
     """A volume's `items` may map a key to another file name."""
     for entry in source.get("items") or []:
         if entry.get("path") == item:
@@ -127,30 +188,60 @@ def _item_key(source: Mapping[str, Any], item: str) -> str:
     return item
 
 
-def _config_text(objects: List[Mapping[str, Any]], kind: str, name: str, key: str, what: str) -> str:
-    for obj in objects:
-        if obj.get("kind") != kind or _name(obj) != name:
-            continue
-        data: Dict[str, Any] = dict(obj.get("stringData") or {})
-        if key in data:
-            return str(data[key])
-        encoded = (obj.get("data") or {}).get(key)
-        if encoded is None:
-            break
-        if kind == "ConfigMap":
-            return str(encoded)
-        try:
-            return base64.b64decode(str(encoded)).decode("utf-8")
-        except (ValueError, UnicodeDecodeError):
-            raise DatabaseNotFound(f"{what}: key {key} of Secret {name} is not base64 UTF-8 text") from None
-    raise DatabaseNotFound(f"{what}: the render has no {kind} {name} with key {key}")
+# -- reading ---------------------------------------------------------------------
+class _Lookup:
+    """Secrets and ConfigMaps by name: the render's first, then the cluster's."""
+
+    def __init__(self, objects: List[Obj], get: Optional[Getter]) -> None:
+        self.objects, self.get = objects, get
+
+    def data(self, kind: str, name: str, key: str, what: str, hint: str) -> str:
+        obj = next((o for o in self.objects if o.get("kind") == kind and _name(o) == name), None)
+        if obj is None and self.get is not None:
+            obj = self.get("v1", kind, name)
+        if obj is None:
+            cluster = ", nor has the cluster" if self.get is not None else ""
+            raise DatabaseNotFound(f"{what}: the render has no {kind} {name}{cluster}{hint}")
+        if not _has_key(obj, key):
+            raise DatabaseNotFound(f"{what}: {kind} {name} has no key {key}")
+        return _decoded(obj, key, f"{what}: key {key} of {kind} {name}")
 
 
-def _pod(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+def _has_key(obj: Obj, key: str) -> bool:
+    return key in (obj.get("stringData") or {}) or key in (obj.get("data") or {})
+
+
+def _decoded(obj: Obj, key: str, what: str) -> str:
+    plain = obj.get("stringData") or {}
+    if key in plain:
+        return str(plain[key])
+    encoded = (obj.get("data") or {}).get(key)
+    if obj.get("kind") == "ConfigMap":
+        return str(encoded)
+    try:
+        return base64.b64decode(str(encoded)).decode("utf-8")
+    except (ValueError, UnicodeDecodeError):
+        raise DatabaseNotFound(f"{what} is not base64 UTF-8 text") from None
+
+
+def _path(url: str, what: str) -> str:
+    """The database of a connection URL: its path (query and credentials left out)."""
+    name = _maybe_path(url)
+    if not name:
+        raise DatabaseNotFound(f"{what} names no database in its path")
+    return name
+
+
+def _maybe_path(url: str) -> str:
+    name = unquote(urlsplit(url.strip()).path.lstrip("/"))
+    return name if "/" not in name else ""
+
+
+def _pod(obj: Obj) -> Obj:
     if obj.get("kind") == "Pod":
         return obj.get("spec") or {}
     return ((obj.get("spec") or {}).get("template") or {}).get("spec") or {}
 
 
-def _name(obj: Mapping[str, Any]) -> str:
+def _name(obj: Obj) -> str:
     return str((obj.get("metadata") or {}).get("name") or "")

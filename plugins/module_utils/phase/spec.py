@@ -113,7 +113,12 @@ class PhaseRequest:
                              "Phase recorded (lcm.openstack.phase_info lists it)")
         backup = self.options.get("backup") or {}
         if not isinstance(backup, Mapping):
-            raise PhaseError(f"{self.type}.backup must be a mapping (cronjob, namespace, database, node)")
+            raise PhaseError(f"{self.type}.backup must be a mapping (cronjob, namespace, databases, node)")
+        names = backup.get("databases")
+        if names is not None and (isinstance(names, str) or not isinstance(names, Sequence)
+                                  or not all(isinstance(n, str) and n for n in names)):
+            raise PhaseError(f"{self.type}.backup.databases must be a list of database names, "
+                             "such as [nova, nova_cell0, nova_cell1]")
         if backup.get("namespace") and backup["namespace"] != self.namespace:
             raise PhaseError(f"{self.type}.backup.namespace is {backup['namespace']}, not {self.namespace}: "
                              "the backup CronJob must be in the service's namespace, where its Jobs run")
@@ -153,7 +158,7 @@ class PhaseRequest:
         out: Dict[str, Any] = {}
         for key, value in (self.blocks.get(own) or {}).items():
             if isinstance(value, Mapping):
-                value = {k: v for k, v in value.items() if v not in (None, "")} or None
+                value = {k: v for k, v in value.items() if v not in (None, "", [])} or None
             if value is not None:
                 out[key] = value
         return out

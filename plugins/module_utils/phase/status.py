@@ -172,7 +172,7 @@ class StatusWriter:
                 break
         self.dirty = False
 
-    def backup_taken(self, ref: str, source: Optional[Dict[str, str]] = None) -> None:
+    def backup_taken(self, ref: str, source: Optional[Dict[str, Any]] = None) -> None:
         """The backup job is Current: a rollback can now restore this backup.
         `source` is the CronJob a backup Job was made from (backup_step), so
         the rollback makes its restore Job from the same one; none for the

@@ -5,6 +5,7 @@ own, and the mariadb chart's CronJob and scripts)."""
 
 from __future__ import annotations
 
+import base64
 import copy
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
@@ -20,6 +21,7 @@ from support.paths import UNIT_FIXTURES
 FIXTURES = UNIT_FIXTURES
 REF = "keystone-2025-2-0a1b2c3d"
 NS = "openstack"
+NOVA = ["nova", "nova_cell0", "nova_cell1"]
 
 
 def _docs(path: Path) -> List[Dict[str, Any]]:
@@ -61,9 +63,8 @@ def test_an_upgrade_of_the_stock_chart_backs_up_its_database_from_the_cronjob() 
     assert (planned.rendered.kind, planned.rendered.name) == ("Job", f"{REF}-db-backup")
     assert planned.rendered.source == "cronjob:mariadb-backup"
     assert job["metadata"]["labels"]["lifecycle.openstack.org/database-step"] == "backup"
-    env = {e["name"]: e.get("value") for e in job["spec"]["template"]["spec"]["containers"][0]["env"]}
-    assert env["LCM_DATABASE"] == "keystone" and env["BACK_UP_MODE"] == REF  # read from keystone-db-init
-    assert planned.source == {"cronjob": "mariadb-backup", "namespace": NS, "database": "keystone"}
+    assert _env(job)["LCM_DATABASES"] == "keystone" and _env(job)["BACK_UP_MODE"] == REF  # keystone-db-init's
+    assert planned.source == {"cronjob": "mariadb-backup", "namespace": NS, "databases": ["keystone"]}
     assert backup_step.is_step(planned.rendered, "backup") and not backup_step.is_step(planned.rendered, "restore")
 
 
@@ -135,27 +136,81 @@ def test_scripts_without_the_restore_side_are_refused() -> None:
         backup_step.plan("upgrade", UPGRADE, NS, REF, _render("openstack_helm/keystone.out"), cluster.get)
 
 
-def test_a_service_with_two_databases_must_name_one(monkeypatch: pytest.MonkeyPatch) -> None:
-    """nova's db-init creates three databases: which one is for the user to say."""
-    from ansible_collections.lcm.openstack.plugins.module_utils.phase import service_database
-    rendered = _render("openstack_helm/keystone.out")
-    monkeypatch.setattr(service_database, "databases", lambda objects: ["nova", "nova_api"])
-    with pytest.raises(PhaseError) as err:
-        backup_step.plan("upgrade", UPGRADE, NS, REF, rendered, _Cluster().get)
-    assert "nova, nova_api" in str(err.value) and "upgrade.backup.database" in str(err.value)
-    named = dict(UPGRADE, backup={"cronjob": "mariadb-backup", "database": "nova_api"})
-    planned, _warnings = backup_step.plan("upgrade", named, NS, REF, rendered, _Cluster().get)
-    assert planned is not None and planned.source["database"] == "nova_api"
+def _env(job: Dict[str, Any]) -> Dict[str, Any]:
+    return {e["name"]: e.get("value") for e in job["spec"]["template"]["spec"]["containers"][0]["env"]}
 
 
-def test_a_rollback_restores_the_recorded_database_without_a_db_init_in_the_render() -> None:
+def test_an_upgrade_of_nova_backs_up_its_three_databases_in_one_job() -> None:
+    """nova's db-init creates the API database, cell0 (from a Secret) and cell1."""
+    planned, _warnings = backup_step.plan("upgrade", UPGRADE, NS, REF, _render("service_database/nova.yaml"),
+                                          _Cluster().get)
+    assert planned is not None and planned.source["databases"] == NOVA
+    assert _env(planned.rendered.obj)["LCM_DATABASES"] == "nova nova_cell0 nova_cell1"
+
+
+def test_databases_named_in_the_option_win_over_the_render() -> None:
+    rendered = _render("service_database/nova.yaml")
+    for backup, expected in (({"databases": ["nova_cell1", "nova"]}, ["nova_cell1", "nova"]),
+                             ({"database": "nova"}, ["nova"]),
+                             ({"databases": ["nova"], "database": "nova_cell0"}, ["nova", "nova_cell0"])):
+        options = dict(UPGRADE, backup={"cronjob": "mariadb-backup", **backup})
+        planned, _warnings = backup_step.plan("upgrade", options, NS, REF, rendered, _Cluster().get)
+        assert planned is not None and planned.source["databases"] == expected
+
+
+def test_a_render_that_cannot_say_names_the_flow_input_and_no_credentials() -> None:
+    """conf.nova.database.connection: null, the connection given at run time."""
+    rendered = _render("service_database/nova.yaml")
+    etc = next(r.obj for r in rendered if r.name == "nova-etc")
+    etc["data"]["nova.conf"] = base64.b64encode(b"[api_database]\nmax_retries = -1\n").decode()
+    for phase_type, options in (("upgrade", UPGRADE), ("rollback", dict(RESTORE, backup={"cronjob": "mariadb-backup"}))):
+        with pytest.raises(PhaseError) as err:
+            backup_step.plan(phase_type, options, NS, REF, rendered, _Cluster().get)
+        message = str(err.value)
+        assert message.startswith("Job nova-db-init container nova-db-init-0: /etc/nova/nova.conf from Secret "
+                                  "nova-etc has no [api_database] connection")
+        assert "conf.nova.api_database.connection is null" in message
+        assert f"name them in {phase_type}.backup.databases" in message
+        for text in ("fake-", "-pw", "mysql+pymysql", "://"):
+            assert text not in message
+    assert "the flows' backup_databases input, the upgrade role's upgrade_backup_databases" in str(
+        pytest.raises(PhaseError, backup_step.plan, "upgrade", UPGRADE, NS, REF, rendered, _Cluster().get).value)
+
+
+def test_a_cell0_secret_outside_the_render_is_read_from_the_cluster() -> None:
+    rendered = _render("service_database/nova.yaml")
+    cell0 = next(r for r in rendered if r.name == "nova-db-cell0-user")
+    rendered.remove(cell0)
+    cluster = _Cluster()
+    cluster.objects[("Secret", "nova-db-cell0-user")] = cell0.obj
+    planned, _warnings = backup_step.plan("upgrade", UPGRADE, NS, REF, rendered, cluster.get)
+    assert planned is not None and planned.source["databases"] == NOVA
+    assert ("Secret", "nova-db-cell0-user") in cluster.reads
+
+
+@pytest.mark.parametrize("recorded, expected", [
+    ({"databases": NOVA}, NOVA),
+    ({"database": "keystone"}, ["keystone"]),  # a backupSource written before there were several
+])
+def test_a_rollback_restores_every_recorded_database_without_a_db_init_in_the_render(
+        recorded: Dict[str, Any], expected: List[str]) -> None:
     """A rollback renders with the release's values, whose jobs are off: the
-    database comes from what the upgrade recorded."""
+    databases come from what the upgrade recorded."""
     rendered = [r for r in _render("openstack_helm/keystone.out") if r.kind != "Job"]
-    planned, _warnings = backup_step.plan("rollback", RESTORE, NS, REF, rendered, _Cluster().get)
+    options = dict(RESTORE, backup={"cronjob": "mariadb-backup", "namespace": NS, **recorded})
+    planned, _warnings = backup_step.plan("rollback", options, NS, REF, rendered, _Cluster().get)
     assert planned is not None and planned.step == "restore"
     assert planned.rendered.name == f"{REF}-db-restore"
     assert planned.rendered.obj["metadata"]["labels"]["lifecycle.openstack.org/database-step"] == "restore"
+    assert _env(planned.rendered.obj)["LCM_DATABASES"] == " ".join(expected)
+    assert planned.source == {"cronjob": "mariadb-backup", "namespace": NS, "databases": expected}
+
+
+def test_a_rollback_without_recorded_databases_reads_the_secrets_of_the_deployed_render() -> None:
+    rendered = [r for r in _render("service_database/nova.yaml") if r.kind != "Job"]
+    options = dict(RESTORE, backup={"cronjob": "mariadb-backup"})
+    planned, _warnings = backup_step.plan("rollback", options, NS, REF, rendered, _Cluster().get)
+    assert planned is not None and sorted(planned.source["databases"]) == NOVA
 
 
 def test_a_restore_from_a_hostpath_runs_on_the_recorded_node() -> None:
@@ -181,6 +236,6 @@ def test_a_hostpath_backup_records_the_node_of_its_successful_pod() -> None:
     assert local is not None
     pods = [_pod("Failed", "node-1"), _pod("Succeeded", "node-2")]
     assert backup_step.taken_source(local, pods) == {
-        "cronjob": "mariadb-backup", "namespace": NS, "database": "keystone", "node": "node-2"}
+        "cronjob": "mariadb-backup", "namespace": NS, "databases": ["keystone"], "node": "node-2"}
     claim, _warnings = backup_step.plan("upgrade", UPGRADE, NS, REF, rendered, _Cluster().get)
     assert claim is not None and "node" not in backup_step.taken_source(claim, pods)
