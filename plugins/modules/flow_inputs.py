@@ -15,7 +15,7 @@ description:
     (extra-vars, an AWX survey, host vars) - service, release,
     openstack_namespace (or namespace), chart, chart_version, values,
     values_files, version, phase_timeout, traffic_backend, traffic_target,
-    traffic_mode, backup_database, restore_database, purge_database,
+    traffic_mode, backup_database, backup_databases, restore_database, purge_database,
     allow_missing_steps, to_revision, backup_ref, depends_on,
     dependency_timeout, phase_templates, phase_selection - checks each one
     and returns them typed.

@@ -35,6 +35,8 @@ _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _LABEL_VALUE = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
 # service_lifecycle's depends_on: name, name>=min, namespace/name>=min.
 _DEPENDENCY = re.compile(r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?/)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(>=[A-Za-z0-9][-A-Za-z0-9_.+]*)?$")
+# A database the backup may name: it becomes part of an archive's name, split on dots.
+_DATABASE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_-]{0,63}$")
 
 
 class Bad(ValueError):
@@ -172,6 +174,17 @@ def _dependencies(value: Any) -> Optional[List[str]]:
     return data
 
 
+def _databases(value: Any) -> List[str]:
+    """Database names: a list, YAML text of one, or names separated by commas
+    (-e backup_databases=nova,nova_cell0)."""
+    data = _yaml(value)
+    if isinstance(data, str):
+        data = [d.strip() for d in data.split(",") if d.strip()]
+    if not isinstance(data, list) or not all(isinstance(d, str) and _DATABASE.match(d) for d in data):
+        raise Bad("a list of database names (letters, digits, '_' or '-'), or YAML text of one")
+    return data
+
+
 def _templates_ok(value: Any) -> bool:
     return isinstance(value, list) and all(isinstance(t, str) and t for t in value)
 
@@ -191,6 +204,8 @@ INPUTS: Dict[str, Tuple[Callable[[Any], Any], Any, str]] = {
     "traffic_target": (_text, "", "traffic_target=keystone-api"),
     "traffic_mode": (_one_of(TRAFFIC_MODES), "gate", "traffic_mode=track"),
     "backup_database": (boolean, True, "backup_database=false"),
+    # Empty: every database the chart's render says the service has.
+    "backup_databases": (_databases, [], "backup_databases='[nova, nova_cell0, nova_cell1]'"),
     "restore_database": (boolean, True, "restore_database=false"),
     "purge_database": (boolean, False, "purge_database=true"),
     "allow_missing_steps": (boolean, False, "allow_missing_steps=true"),
