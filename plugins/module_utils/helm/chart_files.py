@@ -76,6 +76,39 @@ def top_files(path: str) -> Optional[Dict[str, str]]:
     return found if found is not None and CHART_FILE in found else None
 
 
+def chart_file(ref: str, path: str) -> Optional[str]:
+    """One file of a chart on disk (`templates/crds.yaml`, as a rendered
+    object's source names it); None when the chart is not on disk, or the
+    file is not plainly there (a subchart still packed, say)."""
+    if not os.path.exists(ref) or path.startswith(("/", "..")):
+        return None
+    try:
+        return _file_in_dir(ref, path) if os.path.isdir(ref) else _file_in_archive(ref, path)
+    except (OSError, EOFError, ValueError, zlib.error):
+        return None
+
+
+def _file_in_dir(ref: str, path: str) -> Optional[str]:
+    full = os.path.join(ref, path)
+    if not os.path.isfile(full) or os.path.getsize(full) > _MAX_FILE:
+        return None
+    with open(full, "rb") as handle:
+        return handle.read().decode("utf-8-sig")
+
+
+def _file_in_archive(ref: str, path: str) -> Optional[str]:
+    import tarfile  # only for a chart archive on disk
+
+    try:
+        with tarfile.open(ref, "r:gz") as archive:
+            member = next((m for m in archive if m.isreg() and m.size <= _MAX_FILE
+                           and m.name.split("/", 1)[-1] == path), None)
+            handle = archive.extractfile(member) if member is not None else None
+            return handle.read().decode("utf-8-sig") if handle is not None else None
+    except tarfile.TarError:
+        return None
+
+
 def _from_dir(path: str) -> Optional[Dict[str, str]]:
     if _may_ignore(os.path.join(path, ".helmignore")):
         return None

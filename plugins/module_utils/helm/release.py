@@ -30,7 +30,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
 # The modules of the steps that change a release or test it are imported where used: they
 # load the watcher's and the Lease's code (about 20 ms), which a no-op never runs.
-from ansible_collections.lcm.openstack.plugins.module_utils.helm import chart_jobs, commands, drift, records
+from ansible_collections.lcm.openstack.plugins.module_utils.helm import chart_jobs, commands, drift, ownership, records
 from ansible_collections.lcm.openstack.plugins.module_utils.helm import history as release_history
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.chart_files import ChartSource
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.cli import Helm, HelmError, merge_values, template_args
@@ -120,7 +120,8 @@ class ReleaseManager:
             no_hooks = self._adopt_kept(value_args) if operation == "install" else False
             if self.check_mode:
                 return self._result(True, operation, history, diff)
-            with self._exclusive(operation, history):
+            with self._exclusive(operation, history), ownership.explained(
+                    req.name, req.namespace, ownership.from_chart(desired, chart)):
                 self._upgrade(value_args, history, operation, no_hooks)
         history = self._settled()
         return self._result(True, operation, history, diff)
@@ -169,7 +170,7 @@ class ReleaseManager:
                 current["revision"] == target or current.get("description") == f"Rollback to {target}"):
             return dict(self._result(False, "none", history), rolled_back_to=target)
         if not self.check_mode:
-            with self._exclusive("rollback", history):
+            with self._exclusive("rollback", history), ownership.explained(req.name, req.namespace):
                 self._run(commands.rollback_args(self.helm, req, target))
             history = self._settled()
         result = self._result(True, "rollback", history)
