@@ -49,4 +49,5 @@ class ActionModule(ActionBase):
             result.update(failed=True, msg="\n".join(errors), errors=errors)
         else:
             result["inputs"] = typed
+            result["traffic_skipped"] = flow_inputs.traffic_skipped(typed)
         return result

@@ -23,6 +23,9 @@ description:
     (never for values, which may hold passwords), what is expected and an
     example. Every bad input is reported, one per line.
   - An input left out or empty takes its default; a malformed one never does.
+  - V(none) for traffic_backend says the service takes no traffic (a node agent
+    such as openvswitch); RV(traffic_skipped) then says why the flows run no
+    traffic step.
   - Runs on the controller only, with no module process; changes nothing.
 options:
   needs_chart:
@@ -85,11 +88,19 @@ inputs:
     phase_timeout: 600
     to_revision: null
     values: {}
+traffic_skipped:
+  description:
+    - Why the flow takes no traffic step (traffic_backend V(none)); empty when it takes them.
+    - The flows leave out their traffic steps on it, and their start records each as
+      skipped with this reason.
+  returned: success
+  type: str
+  sample: traffic_backend none
 errors:
   description: One line per bad input.
   returned: failure
   type: list
   elements: str
   sample:
-    - "traffic_backend: got 'istio', expected one of service_selector, ingress_canary, openshift_route (for example -e traffic_backend=ingress_canary)"
+    - "traffic_backend: got 'istio', expected one of service_selector, ingress_canary, openshift_route, none (for example -e traffic_backend=ingress_canary)"
 """

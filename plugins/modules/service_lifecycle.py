@@ -172,6 +172,14 @@ options:
         description: How the flow ended; required with O(flow.action=end).
         type: str
         choices: [Succeeded, Failed, RolledBack]
+      traffic_skipped:
+        description:
+          - With O(flow.action=start), why the flow takes no traffic step (V(traffic_backend none),
+            as M(lcm.openstack.flow_inputs) returns it); empty, it takes them.
+          - The traffic phase types (C(trafficdrain), C(trafficrollout)) leave O(flow.planned) and
+            are recorded as skipped, with this reason, where they stood; the flow's summary
+            shows them.
+        type: str
 requirements:
   - kubernetes >= 29.0.0
   - PyYAML >= 6.0
@@ -348,6 +356,7 @@ def argument_spec():
             target_version=dict(type="str"),
             from_revision=dict(type="int"),
             result=dict(type="str", choices=list(FLOW_RESULTS)),
+            traffic_skipped=dict(type="str"),
         )),
     )
     spec.update(service_argument_spec())

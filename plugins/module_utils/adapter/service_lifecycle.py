@@ -25,7 +25,7 @@ def run_service_lifecycle(module: Any) -> None:
         flow=f.get("name"), flow_action=f.get("action"), message=p.get("reason") or "",
         **given(p, "depends_on", "lifecycle_state", "require_dependencies", "dependency_timeout",
                 "dependencies_since", "site", "removed_with"),
-        **given(f, "planned", "target_version", "from_revision", "result"))
+        **given(f, "planned", "target_version", "from_revision", "result", "traffic_skipped"))
     warnings: List[str] = []
     try:
         if req.flow_action == "end":  # as lcm.openstack.traffic's end_flow ends it

@@ -25,7 +25,9 @@ except ImportError:  # pragma: no cover - ansible-test's import test; ansible-co
 
 PHASE_TYPES = ("install", "upgrade", "rollback", "uninstall", "test")
 SELECTIONS = ("templates", "stage", "annotation")
-TRAFFIC_BACKENDS = ("service_selector", "ingress_canary", "openshift_route")
+# `none`: the service takes no traffic (a node agent); the flows run no traffic step.
+TRAFFIC_BACKENDS = ("service_selector", "ingress_canary", "openshift_route", "none")
+NO_TRAFFIC = "none"
 TRAFFIC_MODES = ("gate", "track")
 _TRUE = ("true", "yes", "on", "1", "y")
 _FALSE = ("false", "no", "off", "0", "n")
@@ -256,3 +258,10 @@ def check(raw: Mapping[str, Any], needs_chart: bool = False, needs_version: bool
     if "release" in typed and not typed["release"]:
         typed["release"] = typed.get("service")
     return typed, errors
+
+
+def traffic_skipped(typed: Mapping[str, Any]) -> str:
+    """Why the flow takes no traffic step, '' when it takes them: the flows
+    leave their traffic steps out on this value, and their start records
+    each as skipped with it as the reason."""
+    return f"traffic_backend {NO_TRAFFIC}" if typed.get("traffic_backend") == NO_TRAFFIC else ""

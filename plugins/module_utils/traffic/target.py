@@ -10,7 +10,8 @@ manifest and its values with the chart's defaults.
 - Candidates: the rendered Services that select pods (a selector, and not
   ExternalName) whose selector picks the pod template of a Deployment,
   StatefulSet, DaemonSet or ReplicaSet of the release; when none picks one
-  (pods made some other way), every Service that selects pods.
+  (pods made some other way), every Service that selects pods
+  (traffic/candidates.py).
 - No Service that selects pods: nothing to route (node agents such as
   openvswitch and libvirt); the caller skips the traffic step, and says why.
 - One candidate: it.
@@ -39,8 +40,10 @@ from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.traffic.candidates import (
+    candidates, name_of, of_kind, pod_labels,
+)
 
-WORKLOADS = ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet")
 # The keystone registration Jobs of helm-toolkit, and the env that names each type.
 KEYSTONE_JOBS = re.compile(r"-ks-(service|endpoints)$")
 SERVICE_TYPE_ENV = "OS_SERVICE_TYPE"
@@ -65,54 +68,16 @@ class Target:
         return not self.name
 
 
-def _meta(obj: Mapping[str, Any], key: str) -> Any:
-    return (obj.get("metadata") or {}).get(key)
-
-
-def _of_kind(objects: Iterable[Mapping[str, Any]], *kinds: str) -> List[Mapping[str, Any]]:
-    return [o for o in objects if isinstance(o, Mapping) and o.get("kind") in kinds]
-
-
-def selecting(services: Iterable[Mapping[str, Any]]) -> List[Mapping[str, Any]]:
-    """The Services that select pods: a selector, and not ExternalName."""
-    return [s for s in services if (s.get("spec") or {}).get("selector")
-            and (s.get("spec") or {}).get("type") != "ExternalName"]
-
-
-def pod_labels(objects: Iterable[Mapping[str, Any]]) -> List[Mapping[str, str]]:
-    """The pod template labels of every workload among `objects`."""
-    out = []
-    for w in _of_kind(objects, *WORKLOADS):
-        labels = (((w.get("spec") or {}).get("template") or {}).get("metadata") or {}).get("labels")
-        if labels:
-            out.append(labels)
-    return out
-
-
-def selects(selector: Mapping[str, Any], labels: Mapping[str, Any], ignore: Sequence[str] = ()) -> bool:
-    """A Service selector picks pods with these labels (keys in `ignore` aside)."""
-    return all(labels.get(k) == v for k, v in selector.items() if k not in ignore)
-
-
-def candidates(services: Iterable[Mapping[str, Any]], pods: Sequence[Mapping[str, str]],
-               ignore: Sequence[str] = ()) -> List[Mapping[str, Any]]:
-    """The Services that select pods of the workloads (`pods`, their labels);
-    every Service that selects pods when none of them picks a workload's."""
-    usable = selecting(services)
-    picked = [s for s in usable if any(selects(s["spec"]["selector"], p, ignore) for p in pods)]
-    return sorted(picked or usable, key=lambda s: str(_meta(s, "name")))
-
-
 def choose(backend: str, service: str, release: str, objects: Sequence[Mapping[str, Any]],
            values: Mapping[str, Any]) -> Target:
     """The object `backend` moves for `service`, from its release's render."""
-    services = _of_kind(objects, "Service")
+    services = of_kind(objects, "Service")
     found = candidates(services, pod_labels(objects))
     if not found:
         what = "no Service" if not services else "no Service that selects pods"
         return Target(KIND[backend], "", f"release {release} renders {what}: nothing to route")
     endpoints = values.get("endpoints") if isinstance(values.get("endpoints"), Mapping) else {}
-    names = [str(_meta(s, "name")) for s in found]
+    names = [name_of(s) for s in found]
     if len(names) == 1:
         chosen, why = names[0], f"the only Service of release {release} that selects its pods"
     else:
@@ -152,8 +117,8 @@ def registered_types(objects: Iterable[Mapping[str, Any]]) -> List[str]:
     """The endpoint types that the release's keystone Jobs register (their
     OS_SERVICE_TYPE, '-' read as '_' as helm-toolkit looks them up)."""
     found: List[str] = []
-    for job in _of_kind(objects, "Job"):
-        if not KEYSTONE_JOBS.search(str(_meta(job, "name") or "")):
+    for job in of_kind(objects, "Job"):
+        if not KEYSTONE_JOBS.search(name_of(job)):
             continue
         pod = ((job.get("spec") or {}).get("template") or {}).get("spec") or {}
         for container in pod.get("containers") or []:
@@ -183,7 +148,7 @@ def _in_front(backend: str, release: str, service_name: str, endpoints: Mapping[
               objects: Sequence[Mapping[str, Any]]) -> Target:
     """The Ingress or Route the release renders whose backend is the Service."""
     kind = KIND[backend]
-    fronts = sorted({str(_meta(o, "name")) for o in _of_kind(objects, kind)
+    fronts = sorted({name_of(o) for o in of_kind(objects, kind)
                      if service_name in backends_of(o)})
     why = f"the {kind} of release {release} in front of Service {service_name}"
     if len(fronts) == 1:

@@ -2,8 +2,12 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Services said to be Operational whose api Service has no ready endpoint.
 
-The api Service is the Service named <service>-api when there is one, else
-every Service of the service's Helm release (ExternalName ones aside). Its
+The api Services are those of the service's Helm release that take its
+traffic, as traffic/candidates.py finds them, never by a name: the
+Services with a selector (ExternalName ones aside) that select pods of the
+release (its Deployments' pod templates, the namespace's pods), the traffic
+gate's key aside; every Service of the release with a selector when none
+does. A release that renders none (a node agent) is not judged. Their
 endpoints are those of the EndpointSlices labelled
 kubernetes.io/service-name=<Service>; an endpoint without a ready condition
 counts as ready, as consumers read it. Other states (Draining, Upgrading) may
@@ -20,6 +24,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.insight
     new_insight, resource,
 )
 from ansible_collections.lcm.openstack.plugins.module_utils.common.timefmt import parse_time
+from ansible_collections.lcm.openstack.plugins.module_utils.traffic.candidates import candidates
 from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.insights.scope import RELEASE_ANNOTATION, Scope, Service
 
 NAME = "endpoints"
@@ -51,11 +56,14 @@ def produce(snapshot: Snapshot, settings: Settings) -> List[Insight]:
 
 
 def api_services(snapshot: Snapshot, svc: Service) -> List[dict]:
-    """The Service named <service>-api, else the Services of the release."""
-    mine = sorted((s for s in snapshot.services if namespace_of(s) == svc.namespace
-                   and (s.get("spec") or {}).get("type") != "ExternalName"), key=name_of)
-    named = [s for s in mine if name_of(s) == f"{svc.service}-api"]
-    return named or [s for s in mine if annotations(s).get(RELEASE_ANNOTATION) == svc.release]
+    """The Services of the release that select its pods (traffic/candidates.py)."""
+    mine = [s for s in snapshot.services
+            if namespace_of(s) == svc.namespace and annotations(s).get(RELEASE_ANNOTATION) == svc.release]
+    pods = [((d.get("spec") or {}).get("template") or {}).get("metadata", {}).get("labels") or {}
+            for d in snapshot.deployments
+            if namespace_of(d) == svc.namespace and annotations(d).get(RELEASE_ANNOTATION) == svc.release]
+    pods += [labels(p) for p in snapshot.pods if namespace_of(p) == svc.namespace]
+    return [dict(s) for s in candidates(mine, [p for p in pods if p])]
 
 
 def _changed(slices: List[Mapping[str, Any]]) -> Optional[datetime]:

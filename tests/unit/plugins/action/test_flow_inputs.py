@@ -41,3 +41,8 @@ def test_the_playbook_default_is_used_when_the_input_is_left_out() -> None:
 def test_an_unknown_option_is_refused() -> None:
     with pytest.raises(AnsibleActionFail, match="not needs_values"):
         _run({"needs_values": True}, {"service": "keystone"})
+
+
+def test_a_flow_without_traffic_is_told_why() -> None:
+    assert _run({}, {"service": "openvswitch", "traffic_backend": "none"})["traffic_skipped"] == "traffic_backend none"
+    assert _run({}, {"service": "keystone"})["traffic_skipped"] == ""

@@ -80,3 +80,19 @@ def test_paths_are_made_absolute_from_where_the_playbook_runs(tmp_path: Path, mo
     assert typed["values_files"] == [os.path.realpath(tmp_path / "values.yaml")]
     # A chart reference that is no directory here (repo/chart, oci://) is kept.
     assert _check({"service": "keystone", "chart": "oci://registry/keystone"})[0]["chart"] == "oci://registry/keystone"
+
+
+@pytest.mark.parametrize("backend, skipped", [
+    ("none", "traffic_backend none"), (" none ", "traffic_backend none"),
+    ("service_selector", ""), ("ingress_canary", ""), (None, ""),
+])
+def test_traffic_backend_none_says_why_the_flow_takes_no_traffic_step(backend: object, skipped: str) -> None:
+    typed, errors = _check({"service": "openvswitch", "traffic_backend": backend})
+    assert errors == []
+    assert flow_inputs.traffic_skipped(typed) == skipped
+
+
+def test_none_is_one_of_the_backends_an_error_offers() -> None:
+    errors = _check({"service": "openvswitch", "traffic_backend": "None"})[1]
+    assert errors == ["traffic_backend: got 'None', expected one of service_selector, ingress_canary, openshift_route, "
+                      "none (for example -e traffic_backend=ingress_canary)"]

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
-from ansible_collections.lcm.openstack.plugins.module_utils.traffic import target
+from ansible_collections.lcm.openstack.plugins.module_utils.traffic import candidates, target
 from ansible_collections.lcm.openstack.plugins.module_utils.traffic.backends import GATE_LABEL
 from support.paths import UNIT_FIXTURES
 
@@ -122,14 +122,14 @@ def test_services_whose_pods_no_workload_makes_are_all_candidates() -> None:
     assert target.choose("service_selector", "web", "web", objects, {}).name == "web"
 
 
-def test_a_gated_selector_still_selects_its_pods_when_the_gate_key_is_ignored() -> None:
+def test_a_gated_selector_still_selects_its_pods() -> None:
+    """The gate's key (the collection's own) is read past; a chart's keys are not."""
     service = {"kind": "Service", "metadata": {"name": "keystone-api"},
                "spec": {"selector": {"application": "keystone", GATE_LABEL: "drained"}}}
     other = {"kind": "Service", "metadata": {"name": "other"}, "spec": {"selector": {"application": "other"}}}
     pods = [{"application": "keystone"}]
-    assert [s["metadata"]["name"] for s in target.candidates([service, other], pods, ignore=[GATE_LABEL])] == \
-        ["keystone-api"]
-    assert len(target.candidates([service, other], pods)) == 2  # none picks a pod: every one
+    assert [s["metadata"]["name"] for s in candidates.candidates([other, service], pods)] == ["keystone-api"]
+    assert not candidates.selects({"application": "keystone", "track": "blue"}, pods[0])
 
 
 def _with_ingress(*ingresses: Dict[str, Any]) -> Dict[str, Any]:
