@@ -100,8 +100,8 @@ def plan(phase_type: str, options: Mapping[str, Any], namespace: str, ref: str,
         does = "back up the database" if step == "backup" else "restore the database"
         text = (f"{phase_type}.backup.cronjob {name} is not in namespace {namespace}, so nothing would {does}. "
                 f"To take it from the mariadb chart, {TURN_ON} in {namespace}, or name its CronJob in "
-                f"{phase_type}.backup.cronjob. To go on without it: {phase_type}.{option}: false, or "
-                f"{phase_type}.missing_job: warn (allow_missing_steps in the roles and flows)")
+                f"{phase_type}.backup.cronjob. To go on without it: {phase_type}.{option}: false (the flows' "
+                f"{option}=false), or {phase_type}.missing_job: warn (allow_missing_steps in the roles and flows)")
         if str(options.get("missing_job") or "fail") == "warn":
             return None, [text]
         raise PhaseError(text)

@@ -116,7 +116,8 @@ def test_a_missing_cronjob_says_how_to_turn_it_on_or_go_without() -> None:
     msg = str(err.value)
     assert msg.startswith(f"upgrade.backup.cronjob mariadb-backup is not in namespace {NS}")
     for text in ("manifests.cron_job_mariadb_backup", "conf.backup.enabled", "manifests.pvc_backup",
-                 "upgrade.backup_database: false", "upgrade.missing_job: warn", "allow_missing_steps"):
+                 "upgrade.backup_database: false", "the flows' backup_database=false", "upgrade.missing_job: warn",
+                 "allow_missing_steps"):
         assert text in msg
 
 
