@@ -30,10 +30,10 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
 # The modules of the steps that change a release or test it are imported where used: they
 # load the watcher's and the Lease's code (about 20 ms), which a no-op never runs.
-from ansible_collections.lcm.openstack.plugins.module_utils.helm import chart_jobs, commands, drift, ownership, records
+from ansible_collections.lcm.openstack.plugins.module_utils.helm import chart_jobs, commands, drift, hooks, ownership, records
 from ansible_collections.lcm.openstack.plugins.module_utils.helm import history as release_history
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.chart_files import ChartSource
-from ansible_collections.lcm.openstack.plugins.module_utils.helm.cli import Helm, HelmError, merge_values, template_args
+from ansible_collections.lcm.openstack.plugins.module_utils.helm.cli import Helm, HelmError, merge_values
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.render import parse_manifest
 
 
@@ -77,6 +77,7 @@ class ReleaseManager:
         self.commands: List[str] = []
         self.notes: List[str] = []  # said as warnings: what was recovered from
         self.extra: Dict[str, Any] = {}
+        self._with_hooks: List[Dict[str, Any]] = []  # the chart rendered with its hooks, once read
         self._guard: Any = None
 
     @property
@@ -117,7 +118,7 @@ class ReleaseManager:
             diff = drift.diff(req.name, current, desired)
             if operation is None:
                 return self._result(False, "none", history, diff)
-            no_hooks = self._adopt_kept(value_args) if operation == "install" else False
+            no_hooks = self._without_hooks(value_args, operation)
             if self.check_mode:
                 return self._result(True, operation, history, diff)
             with self._exclusive(operation, history), ownership.explained(
@@ -201,21 +202,24 @@ class ReleaseManager:
         return result
 
     # -- steps -------------------------------------------------------------
+    def _without_hooks(self, value_args: List[str], operation: str) -> bool:
+        """To adopt kept objects (a first install), or as the phases run a hook Job left (helm/hooks.py)."""
+        if (self._adopt_kept(value_args) if operation == "install" else False) or not self.req.disable_jobs:
+            return bool(self.extra.get("adopted"))
+        left = hooks.left_to_phases(self._with_hooks or hooks.rendered(self.helm, self.req, value_args), operation)
+        self.extra.update({"hooks_left_to_phases": left} if left else {})
+        return bool(left)
+
     def _adopt_kept(self, value_args: List[str]) -> bool:
         """Whether a first install must run without hooks to adopt kept objects
         (helm/keep.py). The chart is rendered with its hooks while the client
         that looks for them is made."""
         if self._dyn is None and self._connect is None:
             return False
-        req = self.req
-        (render,) = self.helm.run_together(
-            [template_args(req.name, req.chart, req.namespace, req.chart_version, value_args, ["--skip-tests"])],
-            meanwhile=lambda: self.dyn)
-        if render.rc != 0:
-            raise self.helm.error(render)
+        self._with_hooks = hooks.rendered(self.helm, self.req, value_args, meanwhile=lambda: self.dyn)
         if self.dyn is None:
             return False
-        rendered = [r.obj for r in parse_manifest(render.stdout)]
+        rendered = self._with_hooks
         from ansible_collections.lcm.openstack.plugins.module_utils.helm import keep as release_keep  # pylint: disable=import-outside-toplevel
         candidates = [release_keep.ref(o) for o in rendered if release_keep.is_kept(o)]
         no_hooks, adopted = release_keep.plan_install(
@@ -230,6 +234,9 @@ class ReleaseManager:
         try:
             self._run(commands.upgrade_args(self.helm, req, value_args, no_hooks), what=f"helm {operation} of {req.name}")
         except HelmError as exc:
+            if hooks.TIMED_OUT in str(exc) and not no_hooks and self.dyn is not None:
+                hooks.explain_timeout(exc, self.dyn, req.namespace, self._with_hooks
+                                      or hooks.rendered(self.helm, req, value_args), operation)
             after = self.helm.history(req.name, req.namespace)
             exc.details.update(status=release_history.summary(req.name, req.namespace, after),
                                history=release_history.history_entries(after))

@@ -114,12 +114,14 @@ class Applier:
         name = meta.get("name") or ""
         res = self.resource(api_version, kind)
         if not res.namespaced:
-            raise PhaseError(f"{kind} {name} is cluster-scoped; a Phase owns only objects of its "
-                             "namespace. Install it with the chart, not with the phase")
-        if meta.get("namespace") not in (None, self.namespace):
+            # A Job's cluster-wide RBAC (nova's bootstrap ClusterRole): created, never owned (a
+            # namespaced owner cannot own it), labelled with the service for its removal.
+            owner = None
+        elif meta.get("namespace") not in (None, self.namespace):
             raise PhaseError(f"{kind} {name} is rendered for namespace {meta['namespace']}, "
                              f"but the phase runs in {self.namespace}")
-        meta["namespace"] = self.namespace
+        if res.namespaced:
+            meta["namespace"] = self.namespace
         meta.setdefault("labels", {}).update(labels)
         result = Applied(key=f"{kind}/{name}", api_version=api_version, kind=kind, name=name,
                          action=UNCHANGED, obj=obj)

@@ -35,6 +35,8 @@ from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import (
     ANNOTATION_PHASES, DEFAULT_TEMPLATES, GROUP, PHASE_ONLY_TEMPLATES,
 )
+from ansible_collections.lcm.openstack.plugins.module_utils.helm.hooks import EVENTS, TEST_EVENTS
+from ansible_collections.lcm.openstack.plugins.module_utils.helm.hooks import events as hook_events
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.render import Rendered
 
 MODES = ("stage", "templates", "annotation", "manifests")
@@ -43,6 +45,7 @@ CONFIG_KINDS = ("Secret", "ConfigMap", "ServiceAccount", "Role", "RoleBinding")
 CONFIG_WAVE: Tuple[int, ...] = (-(10 ** 6),)
 LAST_WAVE: Tuple[int, ...] = (10 ** 6,)
 _POD_OWNERS = {"Job", "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "CronJob"}
+INSTALL_HOOK_EVENTS = EVENTS["install"]
 
 
 def select(rendered: Sequence[Rendered], phase_type: str, mode: str,
@@ -113,7 +116,20 @@ def _by_templates(rendered: Sequence[Rendered], phase_type: str,
             if r not in chosen:
                 r.wave = _explicit_wave(r) or (index, _hook_weight(r))
                 chosen.append(r)
+    if phase_type == "install" and not explicit:
+        # Every install hook of the chart, whatever template or switch renders it:
+        # a release whose jobs the phases run is installed without the hooks that
+        # are left (helm/hooks.py), so nothing of them is lost.
+        for r in rendered:
+            if r not in chosen and _install_hook(r) and not any(fnmatch.fnmatchcase(r.source, o) for o in others):
+                r.wave = _explicit_wave(r) or (len(patterns), _hook_weight(r))
+                chosen.append(r)
     return chosen
+
+
+def _install_hook(r: Rendered) -> bool:
+    found = set(hook_events(r.obj))
+    return bool(found & INSTALL_HOOK_EVENTS) and not found & TEST_EVENTS
 
 
 def other_phases_templates(phase_type: str) -> List[str]:

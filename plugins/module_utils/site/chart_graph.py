@@ -28,8 +28,9 @@ from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, 
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.render import Rendered
-from ansible_collections.lcm.openstack.plugins.module_utils.phase.dependencies import (
-    POD_KINDS, Dependency, declared, labels_match, meta_labels, pod_labels)
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.entrypoint import (
+    Dependency, declared, labels_match, meta_labels, pod_labels)
+from ansible_collections.lcm.openstack.plugins.module_utils.phase.dependencies import POD_KINDS
 from ansible_collections.lcm.openstack.plugins.module_utils.site.graph import find_cycle
 
 Key = Tuple[str, str]  # (namespace, service)

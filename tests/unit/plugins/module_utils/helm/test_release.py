@@ -757,3 +757,57 @@ def test_tests_need_a_release_and_check_mode_runs_none() -> None:
     out = _manager(cli, check=True).tested()
     assert (out["changed"], out["tests"], out["msg"]) == (False, [], "check mode: tests not run")
     assert "test" not in cli.subcommands()
+
+
+# A hook Job that no manifests.job_* switch gates (as mariadb's exporter user job, under
+# manifests.monitoring.prometheus), waiting for a job the release leaves to the install phase.
+UNGATED_HOOK = """---
+# Source: keystone/templates/monitoring/job-exporter-user.yaml
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: keystone-exporter-user
+  annotations:
+    helm.sh/hook: post-install,post-upgrade
+spec:
+  template:
+    spec:
+      initContainers:
+        - name: init
+          env:
+            - {name: DEPENDENCY_JOBS, value: keystone-db-sync}
+---
+# Source: keystone/templates/pod-rally-test.yaml
+apiVersion: v1
+kind: Pod
+metadata:
+  name: keystone-test
+  annotations:
+    helm.sh/hook: test-success
+"""
+
+
+@pytest.mark.parametrize("history", [[], DEPLOYED], ids=["install", "upgrade"])
+def test_a_hook_job_no_switch_turns_off_is_left_to_the_phases(history: List[Dict[str, Any]]) -> None:
+    cli = _Cli(history)
+    cli.defaults = (FIXTURES / "chart_values.yaml").read_text()
+    cli.rendered = MANIFEST.replace("replicas: 1", "replicas: 2")
+    cli.hooks = UNGATED_HOOK
+    out = _present(cli, chart_version="0.1.0", disable_jobs=True)
+    # Helm would wait for it while it waits for keystone-db-sync, which only the phase runs after Helm.
+    assert out["hooks_left_to_phases"] == ["Job keystone-exporter-user"]
+    assert "--no-hooks" in cli.the("upgrade")
+
+
+def test_hooks_stay_with_helm_when_every_job_is_switched_off_or_the_phases_do_not_run_them() -> None:
+    cli = _Cli(DEPLOYED)
+    cli.rendered = MANIFEST.replace("replicas: 1", "replicas: 2")
+    cli.hooks = UNGATED_HOOK.split("---\n# Source: keystone/templates/pod-rally-test.yaml")[0].replace(
+        "kind: Job", "kind: ConfigMap")  # a hook, but no Job
+    cli.defaults = (FIXTURES / "chart_values.yaml").read_text()
+    out = _present(cli, chart_version="0.1.0", disable_jobs=True)
+    assert "hooks_left_to_phases" not in out and "--no-hooks" not in cli.the("upgrade")
+    cli = _Cli(DEPLOYED)
+    cli.rendered, cli.hooks = MANIFEST.replace("replicas: 1", "replicas: 2"), UNGATED_HOOK
+    out = _present(cli)  # without disable_jobs Helm runs the chart's jobs as the chart says
+    assert "hooks_left_to_phases" not in out and "--no-hooks" not in cli.the("upgrade")

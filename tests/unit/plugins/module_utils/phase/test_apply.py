@@ -87,18 +87,23 @@ def test_a_dry_run_writes_nothing_and_remembers_what_it_would_create(configmaps:
     assert configmaps.applies[0]["dry_run"] == "All" and ("ConfigMap", "keystone-bin") in applier.planned
 
 
-def test_a_cluster_scoped_object_and_another_namespace_are_refused_before_any_write() -> None:
+def test_a_cluster_scoped_object_is_created_without_an_owner_and_another_namespace_is_refused() -> None:
+    """nova's bootstrap Job comes with a ClusterRole: a namespaced Phase cannot own it
+    (the garbage collector would take it), so it is created without one, labelled."""
     roles = _Res("ClusterRole", namespaced=False)
-    with pytest.raises(PhaseError, match="ClusterRole keystone is cluster-scoped; a Phase owns only objects of its namespace"):
-        Applier(Kinds(roles), "openstack").apply(
-            {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "keystone"}},
-            None, LABELS)
+    done = Applier(Kinds(roles), "openstack").apply(
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "nova-bootstrap"}},
+        owner_reference(PHASE), LABELS)
+    (applied,) = roles.applies
+    assert "namespace" not in applied["body"]["metadata"] and "ownerReferences" not in applied["body"]["metadata"]
+    assert applied["body"]["metadata"]["labels"] == LABELS
+    assert not done.owned and done.note.startswith("created without an owner")
     configmaps = _Res("ConfigMap")
     other = _configmap()
     other["metadata"]["namespace"] = "glance"
     with pytest.raises(PhaseError, match="rendered for namespace glance, but the phase runs in openstack"):
         Applier(Kinds(configmaps), "openstack").apply(other, None, LABELS)
-    assert roles.applies == [] and configmaps.applies == []
+    assert configmaps.applies == []
 
 
 def test_an_object_the_apiserver_refuses_is_named_with_its_reason() -> None:

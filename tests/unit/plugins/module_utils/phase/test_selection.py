@@ -320,3 +320,24 @@ def test_pod_references_skips_nameless_references() -> None:
                                    "volumes": [{"name": "v", "secret": {}}, {"name": "w", "configMap": {}}],
                                    "containers": [{"name": "c", "envFrom": [{"secretRef": {}}]}]}}
     assert selection.pod_references(obj) == {("ServiceAccount", "sa")}
+
+
+# -- install hooks no job_* switch gates ------------------------------------------
+
+def test_install_takes_every_install_hook_whatever_renders_it_and_orders_it_by_its_dependencies() -> None:
+    """mariadb's exporter user job sits under manifests.monitoring: no job_* switch
+    turns it off, so the release runs without hooks and the install phase runs it."""
+    hook = {"helm.sh/hook": "post-install,post-upgrade"}
+    init = [{"name": "init", "image": "entrypoint", "env": [{"name": "DEPENDENCY_JOBS", "value": "db-sync"}]}]
+    rendered = [
+        render.Rendered(_job("db-sync", hook), "templates/job-db-sync.yaml"),
+        render.Rendered(_job("exporter-user", hook, initContainers=init), "templates/monitoring/exporter-job-user.yaml"),
+        render.Rendered(_obj("Pod", "test", annotations={"helm.sh/hook": "test-success"}), "templates/pod-test.yaml"),
+        render.Rendered(_job("db-drop", {"helm.sh/hook": "pre-delete"}), "templates/job-db-drop.yaml"),
+        render.Rendered(_job("other", {"helm.sh/hook": "pre-delete"}), "templates/monitoring/cleanup.yaml"),
+    ]
+    chosen = selection.select(rendered, "install", "templates", namespace="openstack")
+    assert _keys(chosen) == ["Job/db-sync", "Job/exporter-user"]
+    assert [[r.name for r in w] for w in selection.waves(chosen)] == [["db-sync"], ["exporter-user"]]
+    # An explicit list is taken as it is.
+    assert _keys(selection.select(rendered, "install", "templates", ["job-db-sync"])) == ["Job/db-sync"]
