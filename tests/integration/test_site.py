@@ -16,88 +16,25 @@ import socket
 import subprocess
 import sys
 import uuid
-from datetime import datetime
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Sequence
+from typing import Iterator, Sequence
 
 import ansible_runner
 import pytest
 import yaml
 from kubernetes import dynamic
 
-from support import kube, openstack_helm
+from support import kube
 from support.ansible import ROOT
+from support.site_run import Site, ok, services_of, when
 
 pytestmark = pytest.mark.bed
 
 GROUP = "lifecycle.openstack.org/v1alpha1"
 BIN = Path(sys.executable).parent
 SITE = ROOT / "examples" / "site"
-SERVICES = ("mariadb", "memcached", "rabbitmq", "keystone", "placement")
+SERVICES = tuple(services_of("site"))
 LEVELS = {"mariadb": 0, "memcached": 0, "rabbitmq": 0, "keystone": 1, "placement": 2}
-
-
-def when(stamp: str) -> datetime:
-    return datetime.strptime(stamp.replace("Z", "")[:19], "%Y-%m-%dT%H:%M:%S")
-
-
-class Site:
-    """The example site copied into a directory of its own, pointed at one
-    namespace, and the runs of it."""
-
-    def __init__(self, directory: Path, kubeconfig: str, dyn: dynamic.DynamicClient, namespace: str) -> None:
-        self.dir, self.kubeconfig, self.dyn, self.namespace = directory, kubeconfig, dyn, namespace
-        shutil.copytree(SITE, directory)
-        group = self.dir / "group_vars" / "openstack_services.yml"
-        shared = yaml.safe_load(group.read_text())
-        shared.update(openstack_namespace=namespace, site_charts=str(openstack_helm.CACHE), phase_timeout=300)
-        group.write_text(yaml.safe_dump(shared))
-        for name in SERVICES:
-            openstack_helm.chart(name)
-        # The mariadb chart's CRDs are cluster-wide: only one release owns them.
-        crds = openstack_helm.shared_overrides(kubeconfig, "mariadb", "mariadb", namespace)
-        if crds:
-            values = self.host_vars("mariadb").get("values") or {}
-            values.setdefault("manifests", {})["crds"] = False
-            self.set_host_var("mariadb", "values", values)
-
-    def host_vars(self, host: str) -> Dict[str, Any]:
-        return yaml.safe_load((self.dir / "host_vars" / f"{host}.yml").read_text()) or {}
-
-    def set_host_var(self, host: str, key: str, value: Any) -> None:
-        path = self.dir / "host_vars" / f"{host}.yml"
-        data = yaml.safe_load(path.read_text()) or {}
-        data[key] = value
-        path.write_text(yaml.safe_dump(data))
-
-    def env(self) -> Dict[str, str]:
-        return dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0", KUBECONFIG=self.kubeconfig,
-                    K8S_AUTH_KUBECONFIG=self.kubeconfig, HELM_BIN=openstack_helm.helm_bin(),
-                    ANSIBLE_COLLECTIONS_PATH=str(ROOT / "build" / "collections"))
-
-    def command(self, *args: str, playbook: str = "site.yml") -> List[str]:
-        return [str(BIN / "ansible-playbook"), "-i", str(self.dir), str(ROOT / "playbooks" / playbook),
-                "--forks", "5", *args]
-
-    def run(self, *args: str, playbook: str = "site.yml") -> subprocess.CompletedProcess:
-        return subprocess.run(self.command(*args, playbook=playbook), env=self.env(), capture_output=True,
-                              text=True, check=False)
-
-    def lifecycle(self, service: str) -> Dict[str, Any]:
-        res = self.dyn.resources.get(api_version=GROUP, kind="ServiceLifecycle")
-        found = res.get(namespace=self.namespace, label_selector=f"lifecycle.openstack.org/service={service}")
-        items = found.to_dict()["items"]
-        return items[0] if items else {}
-
-    def phases(self, service: str) -> List[Dict[str, Any]]:
-        res = self.dyn.resources.get(api_version=GROUP, kind="Phase")
-        found = res.get(namespace=self.namespace, label_selector=f"lifecycle.openstack.org/service={service}")
-        return sorted(found.to_dict()["items"], key=lambda p: p["metadata"]["creationTimestamp"])
-
-
-def ok(run: subprocess.CompletedProcess) -> str:
-    assert run.returncode == 0, (run.stdout + run.stderr)[-6000:]
-    return run.stdout
 
 
 def assert_in_dependency_order(site: Site, services: Sequence[str] = SERVICES) -> None:

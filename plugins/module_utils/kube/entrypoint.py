@@ -111,12 +111,14 @@ def _labels(value: Optional[Mapping[str, Any]]) -> Tuple[Tuple[str, str], ...]:
     return tuple(sorted((str(k), str(v)) for k, v in (value or {}).items()))
 
 
-def meta_labels(r: Rendered) -> Dict[str, str]:
+def meta_labels(r: Any) -> Dict[str, str]:
+    """The labels of a rendered object (anything with `.obj`, as helm/render.py's Rendered)."""
     return (r.obj.get("metadata") or {}).get("labels") or {}
 
 
-def pod_labels(r: Rendered) -> Dict[str, str]:
-    if r.kind == "Pod":
+def pod_labels(r: Any) -> Dict[str, str]:
+    """The labels of the pods a rendered object runs (a Pod's own)."""
+    if r.obj.get("kind") == "Pod":
         return meta_labels(r)
     return (((r.obj.get("spec") or {}).get("template") or {}).get("metadata") or {}).get("labels") or {}
 
