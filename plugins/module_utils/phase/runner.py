@@ -150,6 +150,8 @@ class PhaseRunner:
                 rendered += render.load_manifests(src.manifests)
         self.rendered = rendered
         self.users = ownership.workload_users(r.obj for r in rendered)
+        req.options, nothing = steps.without_database(req.type, req.options, rendered)
+        self.warnings += nothing
         rendered = steps.without_unasked(rendered, req.type, req.options)
         chosen = selection.select(rendered, req.type, src.mode, src.templates, req.namespace)
         self.cronjob_step, warnings = backup_step.plan(

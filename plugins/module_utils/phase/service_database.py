@@ -80,6 +80,19 @@ def databases(objects: Iterable[Obj], job: Optional[str] = None, get: Optional[G
     return found
 
 
+DATABASE_JOB_SUFFIXES = ("-db-init", "-db-sync", "-db-drop")
+
+
+def uses_database(objects: Iterable[Obj]) -> bool:
+    """Whether the render holds anything of a database: a db-init, db-sync or
+    db-drop Job, a container that reads a connection the db-init way, or a
+    database Secret. A node agent's chart (libvirt, openvswitch) holds none:
+    it has nothing to back up, restore or drop."""
+    objects = list(objects)
+    return (any(o.get("kind") == "Job" and _name(o).endswith(DATABASE_JOB_SUFFIXES) for o in objects)
+            or bool(_readers(objects, lambda o: True)) or bool(_from_db_secrets(objects)))
+
+
 # -- the three sources ---------------------------------------------------------
 def _readers(objects: List[Obj], chosen: Callable[[Obj], bool]) -> List[Tuple[Obj, Obj]]:
     """(pod object, container) for each container that reads a connection the db-init way."""

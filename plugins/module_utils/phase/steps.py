@@ -13,8 +13,9 @@ exactly what was not done.
 from __future__ import annotations
 
 import fnmatch
-from typing import Any, List, Mapping, Optional, Sequence
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from ansible_collections.lcm.openstack.plugins.module_utils.phase import service_database
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.db_backup import LABEL_DATABASE_STEP
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import DATABASE_JOBS
@@ -65,6 +66,20 @@ def requested_steps(phase_type: str, options: Mapping[str, Any], chosen: Sequenc
         f"nothing would. Turn on manifests.{switch} in the values, pass source.templates naming the "
         f"job that does it{cronjob}, or set {phase_type}.{MISSING_JOB_OPTION}: warn (or {option}: false) "
         "to go on without it")
+
+
+def without_database(phase_type: str, options: Mapping[str, Any],
+                     rendered: Sequence[Rendered]) -> Tuple[Dict[str, Any], List[str]]:
+    """The options with the database step turned off, and the warning that says
+    so, for a chart that renders no database at all (libvirt, openvswitch):
+    its flows ask for a backup by default, and there is nothing to take."""
+    option, _template = DATABASE_JOBS.get(phase_type, ("", ""))
+    if not option or not options.get(option) or service_database.uses_database(r.obj for r in rendered):
+        return dict(options), []
+    does, not_done, _word = _STEPS[option]
+    return dict(options, **{option: False}), [
+        f"{phase_type}.{option}: the chart renders no database (no db-init, db-sync or db-drop Job, no "
+        f"database Secret), so there is nothing to {does.replace(' the database', '')}: {not_done}"]
 
 
 def manifest_switch(template: str) -> str:

@@ -131,3 +131,18 @@ def test_a_database_job_is_left_out_unless_asked_for(phase_type: str, option: st
 def test_other_phases_keep_every_object() -> None:
     rendered = render.parse_manifest(RENDERED.read_text())
     assert steps.without_unasked(rendered, "install", {}) == rendered
+
+
+def test_a_chart_with_no_database_has_nothing_to_back_up_restore_or_drop() -> None:
+    """libvirt's and openvswitch's charts render DaemonSets and no database: their
+    update flows ask for a backup by default, and the step is dropped with a word."""
+    from ansible_collections.lcm.openstack.plugins.module_utils.helm.render import Rendered as R
+    agent = [R({"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "libvirt-libvirt-default"}})]
+    options, said = steps.without_database("upgrade", {"backup_database": True, "missing_job": "fail"}, agent)
+    assert options == {"backup_database": False, "missing_job": "fail"}
+    assert said == ["upgrade.backup_database: the chart renders no database (no db-init, db-sync or db-drop Job, "
+                    "no database Secret), so there is nothing to back up: no backup was taken"]
+    assert steps.without_database("uninstall", {"purge_database": True}, agent)[0] == {"purge_database": False}
+    service = agent + [R({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "nova-db-sync"}})]
+    assert steps.without_database("upgrade", {"backup_database": True}, service) == ({"backup_database": True}, [])
+    assert steps.without_database("install", {}, agent) == ({}, [])
