@@ -33,7 +33,7 @@ export PATH := $(BIN):$(PATH)
 SHELL_SCRIPTS := tests/cluster/build tests/cluster/up tests/cluster/down tests/cluster/status \
 	tests/cluster/lib.sh tests/with-bed tests/sanity/run hacking/docs
 
-.PHONY: help venv tools bed bed-up bed-down collection demo site-charts site test test-all unit integration sanity lint molecule publish-check \
+.PHONY: help venv tools bed bed-up bed-down collection demo site-charts site test test-all unit integration integration-sites sanity lint molecule publish-check \
 	docs docs-lint \
 	bench bench-bed bench-phase-lag bench-phase-scale bench-noop bench-greenfield bench-site clean \
 	role-readmes ee ee-image
@@ -114,7 +114,7 @@ test-all:
 	@mkdir -p $(TEST_LOGS); failed=(); \
 	echo "==> unit"; \
 	if $(MAKE) --no-print-directory unit; then echo "==> unit: passed"; else failed+=(unit); echo "==> unit: FAILED"; fi; \
-	groups=("integration" "molecule" "sanity lint publish-check docs-lint docs"); \
+	groups=("integration" "integration-sites" "molecule" "sanity lint publish-check docs-lint docs"); \
 	run_group() { \
 	  local t rc=0; \
 	  for t in $$1; do \
@@ -132,13 +132,20 @@ test-all:
 	  echo "==> $$t: the failures in its log ($(TEST_LOGS)/$$t.log)"; \
 	  sed "s/\x1b\[[0-9;]*m//g" $(TEST_LOGS)/$$t.log | grep -a -n -E -A 8 "CRITICAL|fatal: \[|FAILED|Error:" | tail -n 80; done; \
 	if (( $${#failed[@]} )); then echo "FAILED: $${failed[*]}"; exit 1; fi; \
-	echo "all suites passed: unit integration molecule sanity lint publish-check docs-lint docs"
+	echo "all suites passed: unit integration integration-sites molecule sanity lint publish-check docs-lint docs"
 
 unit: collection
 	$(BIN)/pytest tests/unit tests/tooling
 
+# The whole-site tests (each deploys a site of stock charts and takes it
+# through its flows) run beside the other integration tests, as a suite of
+# their own: most of their time is the bed's control plane at work.
+SITE_TESTS := tests/integration/test_site.py tests/integration/test_compute_kit_site.py
 integration: collection
-	$(WITH_BED) $(BIN)/pytest --durations=20 tests/integration
+	$(WITH_BED) $(BIN)/pytest --durations=20 tests/integration $(addprefix --ignore=,$(SITE_TESTS))
+
+integration-sites: collection
+	$(WITH_BED) $(BIN)/pytest --durations=20 -p no:cacheprovider $(SITE_TESTS)
 
 sanity: collection
 	tests/sanity/run
