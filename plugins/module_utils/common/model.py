@@ -101,12 +101,19 @@ PHASE_ONLY_TEMPLATES = {
     "uninstall": ("templates/job-db-drop.yaml", "templates/job-credential-cleanup.yaml"),
 }
 
-# The service's workloads that a phase of these types waits for last, when
-# (and only when) the service's Helm release manages them: the phase never
-# changes them, and is done when they are Current.
-RELEASE_WORKLOADS = {
-    "install": ("templates/deployment-*.yaml", "templates/statefulset-*.yaml", "templates/daemonset-*.yaml"),
-}
+# The service's workloads that a phase of these types waits for, when (and
+# only when) the service's Helm release manages them: the phase never changes
+# them. install is done when they are Current (its last wave); test runs
+# its pods once they are (its first wave after the config objects): a test
+# reaches a whole release, and the workloads an update's wait left to it
+# (helm/settle.py: they wait for a Service the drain closed) are waited for
+# after the rollout.
+WORKLOAD_TEMPLATES = ("templates/deployment-*.yaml", "templates/statefulset-*.yaml", "templates/daemonset-*.yaml")
+RELEASE_WORKLOADS = {"install": WORKLOAD_TEMPLATES, "test": WORKLOAD_TEMPLATES}
+RELEASE_WORKLOADS_FIRST = ("test",)
+# The key a gate-mode drain adds to a Service's selector, so that it selects
+# nothing (traffic/gate.py): a Service that carries it is closed.
+TRAFFIC_GATE_LABEL = f"{GROUP}/traffic"
 WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet")
 
 # The database jobs that run only when their phase option asks for them:

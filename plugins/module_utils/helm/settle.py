@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from typing import Any, Dict, List
 
+from ansible_collections.lcm.openstack.plugins.module_utils.helm import closed
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.cli import Helm, HelmError
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.history import history_entries, summary
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.render import parse_manifest
@@ -36,15 +37,19 @@ def wait_for_release(dyn: Any, helm: Helm, req: Any, history: List[Dict[str, Any
         return
     objects = [r for r in parse_manifest(helm.get_manifest(req.name, req.namespace))
                if (r.obj.get("metadata") or {}).get("namespace") in (None, req.namespace)]
+    later = closed.left_to_the_test([r.obj for r in objects], req.namespace,
+                                    closed.closed_services(dyn, req.namespace))
     targets = []
     for r in objects:
         res = dyn.resources.get(api_version=r.obj["apiVersion"], kind=r.kind)
-        if res.namespaced:
+        if res.namespaced and (r.kind, r.name) not in later:
             targets.append(Target(r.obj["apiVersion"], r.kind, r.name))
     from ansible_collections.lcm.openstack.plugins.module_utils.progress.lines import for_run  # pylint: disable=import-outside-toplevel
     lines = for_run(f"{req.name} revision {history[-1]['revision']}", helm.redactor.redact,
                     time.monotonic() + req.timeout)
     lines.begin(f"waiting for {len(targets)} object(s), timeout {req.timeout} s")
+    for why in later.values():
+        lines.say(why)
     result = wait_for(dyn, req.namespace, targets, None, req.timeout, on_change=lines.changed if lines.on else None)
     lines.ended(result.states, result.timed_out)
     if result.timed_out or result.failed:

@@ -14,7 +14,8 @@ from typing import Any, Dict, List
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import ResourceNotFoundError
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import ObjectNotFound, PhaseError
-from ansible_collections.lcm.openstack.plugins.module_utils.common.model import FIELD_MANAGER, GROUP, TRAFFIC_BACKENDS
+from ansible_collections.lcm.openstack.plugins.module_utils.common.model import (
+    FIELD_MANAGER, TRAFFIC_BACKENDS, TRAFFIC_GATE_LABEL)
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.objects import applied, get_or_none
 
 TRAFFIC_MANAGER = f"{FIELD_MANAGER}-traffic"
@@ -25,7 +26,7 @@ ACTIONS = ("drain", "rollout")
 SELECTOR_MODES = ("gate", "track")
 # The key a gate-mode drain adds to a Service's selector, and its value; no
 # pod carries it, so the Service selects nothing until a rollout removes it.
-GATE_LABEL = f"{GROUP}/traffic"
+GATE_LABEL = TRAFFIC_GATE_LABEL
 GATED = "drained"
 # The value a track-mode drain without a fallback sets: no pod carries it.
 DRAINED = "lcm-drained"

@@ -40,11 +40,13 @@ SECRET = "a-long-admin-passw0rd"
 
 
 class _Dyn:
-    def __init__(self) -> None:
+    def __init__(self, services: List[Dict[str, Any]] = ()) -> None:  # type: ignore[assignment]
         self.resources = self
+        self.services = list(services)
 
     def get(self, api_version: str, kind: str) -> Any:
-        return SimpleNamespace(namespaced=kind != "ClusterRole")
+        listed = SimpleNamespace(to_dict=lambda: {"items": self.services if kind == "Service" else []})
+        return SimpleNamespace(namespaced=kind != "ClusterRole", get=lambda **kw: listed)
 
 
 def _helm() -> Any:
@@ -117,3 +119,35 @@ def test_the_time_up_names_each_object_still_pending_and_none_that_is_ready(wait
     assert why.split("; ") == [f"Job keystone-db-sync: 0/1 succeeded (admin password {MASK})",
                                f"Service keystone-api: no endpoints (admin password {MASK})"]
     assert str(err.value).startswith("release keystone revision 4 is not ready after 60s: ")
+
+
+CONDUCTOR = """---
+# Source: nova/templates/deployment-conductor.yaml
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: nova-conductor
+spec:
+  template:
+    spec:
+      initContainers:
+        - name: init
+          env:
+            - {name: DEPENDENCY_SERVICE, value: "openstack:nova-api,openstack:rabbitmq"}
+"""
+
+
+def test_a_workload_waiting_for_a_service_the_drain_closed_is_left_to_the_test(waited: List[Any]) -> None:
+    """nova-conductor's init container waits for nova-api, which the update's drain
+    closed until the rollout: waiting for it here would hold the flow to its timeout."""
+    RESULT[0] = WaitResult(states={KEY: Readiness("Current", "3/3 ready")}, objects={})
+    helm = _helm()
+    helm.get_manifest = lambda name, namespace: MANIFEST + CONDUCTOR
+    closed = {"metadata": {"name": "nova-api"},
+              "spec": {"selector": {"application": "nova", "lifecycle.openstack.org/traffic": "drained"}}}
+    open_ = {"metadata": {"name": "rabbitmq"}, "spec": {"selector": {"application": "rabbitmq"}}}
+    settle.wait_for_release(_Dyn([closed, open_]), helm, _req(), HISTORY)
+    assert waited == [("openstack", [KEY], 120)]
+    # With the Service open, it is waited for as any other.
+    settle.wait_for_release(_Dyn([open_]), helm, _req(), HISTORY)
+    assert waited[-1] == ("openstack", [KEY, ("Deployment", "nova-conductor")], 120)
