@@ -163,6 +163,15 @@ class PhaseRequest:
                 out[key] = value
         return out
 
+    @options.setter
+    def options(self, value: Mapping[str, Any]) -> None:
+        """Replace this phase type's block: a step the render has nothing for
+        (a database step of a chart with no database) is turned off in it, so
+        the Phase's spec says what runs."""
+        own = TYPE_BLOCKS.get(self.type, ("", {}))[0]
+        if own:
+            self.blocks[own] = dict(value)
+
 
 def _looks_remote(chart: str) -> bool:
     return chart.startswith(("oci://", "http://", "https://")) or (

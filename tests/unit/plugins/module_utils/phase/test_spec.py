@@ -447,3 +447,22 @@ def test_the_backup_cronjob_must_be_in_the_service_namespace() -> None:
     assert "must be in the service's namespace" in str(err.value)
     _req("upgrade", blocks={"upgrade": {"backup_database": True, "backup": {
         "cronjob": "mariadb-backup", "namespace": "openstack"}}}).validate()
+
+
+def test_options_set_replace_the_type_s_block_and_the_spec_says_it() -> None:
+    """A database step the render has nothing for is turned off in the options
+    (steps.without_database), and the Phase's spec records it off."""
+    req = _req("upgrade", blocks={"upgrade": {"backup_database": True, "backup": {"cronjob": "mariadb-backup"}}})
+    req.options = dict(req.options, backup_database=False)
+    assert req.options == {"backup_database": False, "backup": {"cronjob": "mariadb-backup"}}
+    assert build_spec(req, OBJECTS)["upgrade"]["backupDatabase"] is False
+    install = _req("install")
+    install.options = {"backup_database": True}
+    assert install.options == {} and install.blocks == {}
+
+
+def test_backup_databases_must_be_a_list_of_names() -> None:
+    for names in ("nova", [""], [1]):
+        with pytest.raises(PhaseError, match="upgrade.backup.databases must be a list of database names"):
+            _req("upgrade", blocks={"upgrade": {"backup": {"databases": names}}}).validate()
+    _req("upgrade", blocks={"upgrade": {"backup": {"databases": ["nova", "nova_cell0"]}}}).validate()
