@@ -163,8 +163,9 @@ class PhaseRunner:
         if src.mode == "templates" and src.templates is None:
             from ansible_collections.lcm.openstack.plugins.module_utils.phase import release_workloads  # pylint: disable=import-outside-toplevel
 
-            chosen += release_workloads.release_workloads(self.dyn, self.req.namespace, self.req.type,
-                                                          self.req.release, self.deployed, rendered)
+            chosen = sorted(chosen + release_workloads.release_workloads(
+                self.dyn, self.req.namespace, self.req.type, self.req.release, self.deployed, rendered),
+                key=lambda r: r.wave)  # in the wave their type waits for them
         self.redactor.add_objects(o.obj for o in chosen)
         return chosen
 
