@@ -49,7 +49,7 @@ def _namespace_exists(dyn: dynamic.DynamicClient, name: str) -> bool:
 
 BAD = [
     ("update.yml", {"traffic_backend": "istio"},
-     "traffic_backend: got 'istio', expected one of service_selector, ingress_canary, openshift_route"),
+     "traffic_backend: got 'istio', expected one of service_selector, ingress_canary, openshift_route, none"),
     ("rollback.yml", {"to_revision": "abc"}, "to_revision: got 'abc', expected a whole number >= 1"),
     ("greenfield.yml", {"phase_timeout": "abc"}, "phase_timeout: got 'abc', expected a whole number >= 1"),
     ("greenfield.yml", {"values": "endpoints:\n  identity: [5000\n"},
