@@ -282,7 +282,9 @@ lifecycle:
       type: list
       elements: str
     flow:
-      description: The flow record, with C(phases), one entry per Phase (phase, result, duration_seconds, name).
+      description:
+        - The flow record, with C(phases), one entry per Phase (phase, result, duration_seconds, name).
+        - C(skipped), one entry per step the flow did not take (phase, reason).
       type: dict
 lease:
   description: What happened to the service's flow Lease, when a flow started or ended.

@@ -467,7 +467,9 @@ lifecycle:
       type: str
       sample: "2025.1"
     flow:
-      description: The flow record, with C(phases), one entry per Phase (phase, result, duration_seconds, name).
+      description:
+        - The flow record, with C(phases), one entry per Phase (phase, result, duration_seconds, name).
+        - C(skipped), one entry per step the flow did not take (phase, reason).
       type: dict
 report:
   description: The flow's phases as a table, for humans, as M(lcm.openstack.service_lifecycle) returns it.
