@@ -143,14 +143,14 @@ def _env(job: Dict[str, Any]) -> Dict[str, Any]:
 
 def test_an_upgrade_of_nova_backs_up_its_three_databases_in_one_job() -> None:
     """nova's db-init creates the API database, cell0 (from a Secret) and cell1."""
-    planned, _warnings = backup_step.plan("upgrade", UPGRADE, NS, REF, _render("service_database/nova.yaml"),
+    planned, _warnings = backup_step.plan("upgrade", UPGRADE, NS, REF, _render("service_database/nova.out"),
                                           _Cluster().get)
     assert planned is not None and planned.source["databases"] == NOVA
     assert _env(planned.rendered.obj)["LCM_DATABASES"] == "nova nova_cell0 nova_cell1"
 
 
 def test_databases_named_in_the_option_win_over_the_render() -> None:
-    rendered = _render("service_database/nova.yaml")
+    rendered = _render("service_database/nova.out")
     for backup, expected in (({"databases": ["nova_cell1", "nova"]}, ["nova_cell1", "nova"]),
                              ({"database": "nova"}, ["nova"]),
                              ({"databases": ["nova"], "database": "nova_cell0"}, ["nova", "nova_cell0"])):
@@ -161,7 +161,7 @@ def test_databases_named_in_the_option_win_over_the_render() -> None:
 
 def test_a_render_that_cannot_say_names_the_flow_input_and_no_credentials() -> None:
     """conf.nova.database.connection: null, the connection given at run time."""
-    rendered = _render("service_database/nova.yaml")
+    rendered = _render("service_database/nova.out")
     etc = next(r.obj for r in rendered if r.name == "nova-etc")
     etc["data"]["nova.conf"] = base64.b64encode(b"[api_database]\nmax_retries = -1\n").decode()
     for phase_type, options in (("upgrade", UPGRADE), ("rollback", dict(RESTORE, backup={"cronjob": "mariadb-backup"}))):
@@ -179,7 +179,7 @@ def test_a_render_that_cannot_say_names_the_flow_input_and_no_credentials() -> N
 
 
 def test_a_cell0_secret_outside_the_render_is_read_from_the_cluster() -> None:
-    rendered = _render("service_database/nova.yaml")
+    rendered = _render("service_database/nova.out")
     cell0 = next(r for r in rendered if r.name == "nova-db-cell0-user")
     rendered.remove(cell0)
     cluster = _Cluster()
@@ -208,7 +208,7 @@ def test_a_rollback_restores_every_recorded_database_without_a_db_init_in_the_re
 
 
 def test_a_rollback_without_recorded_databases_reads_the_secrets_of_the_deployed_render() -> None:
-    rendered = [r for r in _render("service_database/nova.yaml") if r.kind != "Job"]
+    rendered = [r for r in _render("service_database/nova.out") if r.kind != "Job"]
     options = dict(RESTORE, backup={"cronjob": "mariadb-backup"})
     planned, _warnings = backup_step.plan("rollback", options, NS, REF, rendered, _Cluster().get)
     assert planned is not None and sorted(planned.source["databases"]) == NOVA

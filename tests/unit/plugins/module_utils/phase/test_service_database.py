@@ -20,9 +20,8 @@ NOVA = ["nova", "nova_cell0", "nova_cell1"]
 
 
 def _objects(name: str) -> List[Dict[str, Any]]:
-    """fixtures/<name>.yaml or .out: the render's objects."""
-    path = next(p for p in (UNIT_FIXTURES / f"{name}.yaml", UNIT_FIXTURES / f"{name}.out") if p.is_file())
-    return [d for d in yaml.safe_load_all(path.read_text()) if d]
+    """fixtures/<name>.out: the render's objects."""
+    return [d for d in yaml.safe_load_all((UNIT_FIXTURES / f"{name}.out").read_text()) if d]
 
 
 def _get(objects: List[Dict[str, Any]], kind: str, name: str) -> Dict[str, Any]:
