@@ -34,6 +34,7 @@ class Order:
     level: Dict[Key, int]
     derived: Dict[Key, Dict[Key, List[str]]] = field(default_factory=dict)
     provided: Dict[Key, Dict[Tuple[str, str, str], Key]] = field(default_factory=dict)
+    explicit: Dict[Key, List[Key]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, site: Site, derived: Optional[SiteGraph] = None) -> "Order":
@@ -49,11 +50,15 @@ class Order:
         group_level = graph.levels(group_edges)
         level = {k: group_level[group_of[k]] for k in site.services}
         provided = {k: dict((derived.provided.get(k) or {}) if derived else {}) for k in site.services}
-        return cls(group_of, groups, group_edges, level, found, provided)
+        return cls(group_of, groups, group_edges, level, found, provided, explicit)
 
     def siblings(self, key: Key) -> Set[Key]:
         """The other services of `key`'s group: deployed beside it, not before."""
         return set(self.groups[self.group_of[key]]) - {key}
+
+    def after(self, key: Key) -> List[Key]:
+        """What `key` depends on, by depends_on or by its charts."""
+        return sorted(set(self.explicit.get(key, [])) | set(self.derived.get(key, {})))
 
     def dependents(self, key: Key) -> List[Key]:
         """The services of other groups that depend on `key`'s group."""

@@ -73,8 +73,11 @@ def _entry(site: Site, key: Key, order: Order, decision: Decision, record: Any) 
                  "reasons": list(reasons)} for k, reasons in sorted(derived.items()) if k not in explicit]
     siblings = order.siblings(key)
     wait_for = [d.text(service.namespace) for d in service.depends_on if d.key not in siblings]
+    # The group starts together: each member waits for what any of them waits for outside it
+    # (libvirt's pods wait for neutron's, which wait for keystone: libvirt starts with neutron).
+    outside = sorted({k for member in [key, *siblings] for k in order.after(member) if k not in siblings | {key}})
     wait_for += [k[1] if k[0] == service.namespace else f"{k[0]}/{k[1]}"
-                 for k in sorted(derived) if k not in explicit and k not in siblings]
+                 for k in outside if k not in explicit]
     provided = [{"kind": kind, "namespace": ns, "name": name, "service": by[1]}
                 for (kind, ns, name), by in sorted(order.provided.get(key, {}).items()) if by in siblings]
     return {
