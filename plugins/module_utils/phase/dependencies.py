@@ -175,7 +175,7 @@ def cluster_lookup(dyn: Any) -> Lookup:
     from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import DynamicApiError, NotFoundError
     from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import api_error
 
-    api = {"Job": "batch/v1", "Service": "v1", "DaemonSet": "apps/v1", "Pod": "v1"}
+    api = {"Job": "batch/v1", "Service": "v1", "DaemonSet": "apps/v1", "Pod": "v1", "ConfigMap": "v1", "Secret": "v1"}
 
     def exists(dep: Dependency) -> bool:
         if dep.kind not in api:

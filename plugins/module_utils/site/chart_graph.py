@@ -28,6 +28,7 @@ from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, 
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.render import Rendered
+from ansible_collections.lcm.openstack.plugins.module_utils.kube import pod_config
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.entrypoint import (
     Dependency, declared, labels_match, meta_labels, pod_labels)
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.dependencies import POD_KINDS
@@ -143,8 +144,38 @@ def derive(renders: Mapping[Key, Sequence[Rendered]], exists: Optional[Lookup] =
     if missing:
         raise PhaseError("; ".join(sorted(set(missing))) + ". Add the service that renders it to the site "
                          "(group openstack_services), or change dependencies.static in the waiting service's values")
+    _config_needs(index, out, exists, external)
     _refuse_pod_cycle(out.pod_edges)
     return out
+
+
+def _config_needs(index: Renders, out: SiteGraph, exists: Optional[Lookup], external: bool) -> None:
+    """The ConfigMaps and Secrets each pod cannot start without (kube/pod_config.py):
+    rendered by another service of the site, a dependency on it; by none, and
+    neither creatable at run time by the service's own Roles nor in the cluster,
+    an error naming both ends."""
+    can_create = {k: pod_config.creatable([r.obj for r in objects]) for k, objects in index.renders.items()}
+    missing: List[str] = []
+    for pod, r in sorted(index.pods.items()):
+        own: Key = (pod[0], pod[1])
+        for kind, name, how in pod_config.required(r.obj):
+            services = sorted(set(index.named.get((kind, pod[0], name), [])))
+            if own in services:
+                continue
+            text = f"{pod[2]} {pod[3]} needs {kind} {pod[0]}/{name} ({how})"
+            for other in services:
+                reasons = out.edges[own].setdefault(other, [])
+                if len(reasons) < REASONS_KEPT and text not in reasons:
+                    reasons.append(text)
+            if services or kind in can_create[own] or external:
+                continue
+            if exists is not None and exists(Dependency(kind, pod[0], name, env=how)):
+                continue
+            missing.append(f"{pod[1]}: {text}, which no service of the site renders, the cluster does not have, "
+                           f"and {pod[1]} cannot create: its pods would never start")
+    if missing:
+        raise PhaseError("; ".join(sorted(set(missing))) + ". Add the service that renders it to the site "
+                         "(group openstack_services), or switch off what needs it in the waiting service's values")
 
 
 def _refuse_pod_cycle(pod_edges: Mapping[PodKey, Iterable[PodKey]]) -> None:

@@ -23,8 +23,9 @@ def _renders(charts: Mapping[str, List[Dict[str, Any]]], namespace: str = NS) ->
 
 
 def _glance_is_there(dep: Any) -> bool:
-    """A cluster that runs glance already (none of the stock test charts renders it)."""
-    return dep.kind == "Service" and dep.name == "glance-api"
+    """A cluster that runs glance and a Ceph client already (none of the stock test charts renders them)."""
+    return (dep.kind, dep.name) in {("Service", "glance-api"), ("ConfigMap", "ceph-etc"),
+                                    ("Secret", "pvc-ceph-client-key")}
 
 
 def _by(name: str) -> Any:
@@ -55,7 +56,7 @@ def test_the_compute_kit_depends_on_itself_at_the_pod_level_only() -> None:
 
 def test_a_dependency_nothing_will_create_is_refused_naming_both_ends() -> None:
     with pytest.raises(PhaseError) as err:
-        derive(_renders(STOCK), lambda dep: False)
+        derive(_renders(STOCK), lambda dep: dep.kind != "Service")
     assert str(err.value).startswith(
         "nova: DaemonSet nova-compute-default waits for Service openstack/glance-api (DEPENDENCY_SERVICE), which no "
         "service of the site renders and the cluster does not have; nova: Pod nova-test waits for Service "
@@ -136,3 +137,28 @@ def test_removal_takes_the_same_graph_in_reverse() -> None:
 def test_components_of_a_small_graph() -> None:
     edges = {"a": ["b"], "b": ["c"], "c": ["a"], "d": ["a"], "e": []}
     assert components(edges) == [["a", "b", "c"], ["d"], ["e"]]
+
+
+def test_a_config_object_nothing_will_create_is_refused_before_anything_runs() -> None:
+    """The stock values of cinder, nova and libvirt mount the Ceph client's ceph-etc:
+    without Ceph their pods would stay ContainerCreating forever."""
+    with pytest.raises(PhaseError) as err:
+        derive(_renders(STOCK), lambda dep: dep.kind == "Service")
+    text = str(err.value)
+    assert ("nova: DaemonSet nova-compute-default needs ConfigMap openstack/ceph-etc (volume ceph-etc), which no "
+            "service of the site renders, the cluster does not have, and nova cannot create: its pods would "
+            "never start") in text
+    assert "libvirt: DaemonSet libvirt-libvirt-default needs Secret openstack/pvc-ceph-client-key" in text
+    # cinder's storage-init creates its rbd keyring at run time (its Role may create Secrets): not refused
+    assert "cinder-volume-rbd-keyring" not in text
+    assert text.endswith("or switch off what needs it in the waiting service's values")
+
+
+def test_a_config_object_another_service_renders_is_a_dependency_on_it() -> None:
+    mounts = {"volumes": [{"name": "etc", "configMap": {"name": "shared-etc"}},
+                          {"name": "maybe", "secret": {"secretName": "absent", "optional": True}}]}
+    charts = {"a": [{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "a"},
+                     "spec": {"template": {"metadata": {"labels": {"app": "a"}}, "spec": mounts}}}],
+              "b": [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "shared-etc"}}]}
+    graph = derive(_renders(charts), lambda dep: False)
+    assert graph.edges[_by("a")] == {_by("b"): ["Deployment a needs ConfigMap openstack/shared-etc (volume etc)"]}
