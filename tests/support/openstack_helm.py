@@ -10,6 +10,8 @@ there, again only when its sources change.
 ``install_infrastructure`` installs the releases every OpenStack service
 needs (mariadb, memcached, rabbitmq) from the stock charts, reusing releases
 that are deployed already, and returns once they are Ready.
+``values_override`` names the file openstack-helm ships to run a chart at
+one OpenStack release (its image tags), as an operator passes it to Helm.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import subprocess
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Dict, Iterator, List, Mapping, Optional, Sequence
+from typing import ContextManager, Dict, Iterator, List, Mapping, Optional, Sequence
 
 from support import bed
 
@@ -60,6 +62,14 @@ MARIADB_BACKUP = [
 MARIADB_CRD = "databases.mariadb.osh.openstack.org"
 
 
+# The OpenStack releases openstack-helm ships values for, oldest first, and
+# the distribution their images are built on:
+# values_overrides/<chart>/<release>-<distro>.yaml.
+RELEASES = ("2025.1", "2025.2", "2026.1")
+DISTRO = "ubuntu_noble"
+OVERRIDES = "values_overrides"
+
+
 class ChartsMissing(FileNotFoundError):
     """The shared charts are not where the tests expect them."""
 
@@ -70,9 +80,38 @@ def source_dir(source: Optional[Path] = None) -> Path:
     if not (path / TOOLKIT / "Chart.yaml").is_file():
         raise ChartsMissing(
             f"the openstack-helm charts are not at {path}: the tests expect the shared "
-            "test data (helm-toolkit, mariadb, memcached, rabbitmq, keystone, placement) "
+            "test data (helm-toolkit, mariadb, memcached, rabbitmq, keystone, placement, nova, "
+            "neutron, libvirt, openvswitch, cinder, barbican, values_overrides) "
             "in shared/charts/openstack-helm beside the checkout")
     return path
+
+
+def values_override(name: str, release: str, source: Optional[Path] = None) -> Path:
+    """The values file that runs chart ``name`` at OpenStack ``release``
+    (``values_overrides/<chart>/<release>-ubuntu_noble.yaml``), passed to Helm
+    with ``--values``: a test deploys the images of a named release, as an
+    operator does, and an upgrade test switches from one file to the next.
+    The files are read where they are; nothing writes to them."""
+    src = source_dir(source)
+    path = src / OVERRIDES / name / f"{release}-{DISTRO}.yaml"
+    if not path.is_file():
+        shipped = sorted(p.name[:-len(f"-{DISTRO}.yaml")]
+                         for p in (src / OVERRIDES / name).glob(f"*-{DISTRO}.yaml"))
+        raise ChartsMissing(
+            f"openstack-helm ships no values for chart {name!r} at release {release!r}: "
+            f"{path} does not exist (releases for {name}: {', '.join(shipped) or 'none'}; "
+            f"the known releases are {', '.join(RELEASES)})")
+    return path
+
+
+def release_values(name: str, release: str, source: Optional[Path] = None) -> List[Path]:
+    """``[values_override(name, release)]``, or ``[]`` for a chart that ships
+    no release values at all (openvswitch: its image is not tied to an
+    OpenStack release). A chart that ships some but not this release is an
+    error, not a silent default."""
+    if not (source_dir(source) / OVERRIDES / name).is_dir():
+        return []
+    return [values_override(name, release, source)]
 
 
 def helm_bin(env: Optional[Mapping[str, str]] = None) -> str:
@@ -101,6 +140,12 @@ def _locked(cache: Path, name: str = ".lock") -> Iterator[None]:
             yield
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def locked(name: str) -> ContextManager[None]:
+    """What the cluster holds once (nova's ClusterRoles), one test session at
+    a time on this machine: the file lock ``name`` beside the charts."""
+    return _locked(CACHE, name)
 
 
 def chart(name: str, source: Optional[Path] = None, cache: Optional[Path] = None,
@@ -175,18 +220,29 @@ def install(kubeconfig: str, name: str, namespace: str, overrides: Sequence[str]
     wait_ready(kubeconfig, release, namespace, timeout)
 
 
-def wait_ready(kubeconfig: str, release: str, namespace: str, timeout: str = "10m") -> None:
-    """Each StatefulSet and Deployment of the release rolled out and Ready
-    (kubectl rollout status watches; it does not poll)."""
+def _kubectl(kubeconfig: str, *args: str) -> str:
     env = dict(os.environ, KUBECONFIG=kubeconfig)
-    kubectl = bed.kubectl_bin()
-    listed = subprocess.run(
-        [kubectl, "get", "statefulsets,deployments", "-n", namespace, "-l",
-         f"release_group={release}", "-o", "name"],
-        env=env, check=True, capture_output=True, text=True).stdout.split()
-    for workload in listed:
-        subprocess.run([kubectl, "rollout", "status", workload, "-n", namespace,
-                        f"--timeout={timeout}"], env=env, check=True, capture_output=True, text=True)
+    result = subprocess.run([bed.kubectl_bin(), *args], env=env, capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        raise RuntimeError(f"kubectl {' '.join(args[:2])} failed: {result.stderr.strip()}")
+    return result.stdout
+
+
+def wait_ready(kubeconfig: str, release: str, namespace: str, timeout: str = "10m",
+               jobs: bool = False) -> None:
+    """Each StatefulSet, Deployment and DaemonSet of the release rolled out
+    and available (a DaemonSet on every node it targets), and with ``jobs``
+    each of its Jobs complete (kubectl rollout status and wait watch; they do
+    not poll). Jobs are waited for only when asked: a reused release may own
+    Jobs a test failed on purpose (a CronJob's backup)."""
+    selector = f"release_group={release}"
+    for workload in _kubectl(kubeconfig, "get", "statefulsets,deployments,daemonsets", "-n", namespace,
+                             "-l", selector, "-o", "name").split():
+        _kubectl(kubeconfig, "rollout", "status", workload, "-n", namespace, f"--timeout={timeout}")
+    names = _kubectl(kubeconfig, "get", "jobs", "-n", namespace, "-l", selector, "-o", "name").split() if jobs else []
+    if names:
+        _kubectl(kubeconfig, "wait", "--for=condition=Complete", *names, "-n", namespace,
+                 f"--timeout={timeout}")
 
 
 def install_infrastructure(kubeconfig: str, namespace: str = "openstack",
