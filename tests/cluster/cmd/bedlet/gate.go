@@ -51,9 +51,13 @@ func NewGate(client kubernetes.Interface, pods corelisters.PodLister, resolver *
 }
 
 // waiting reports whether the gate still has to decide about the pod: bound
-// to a node, not deleted, Pending, gated, and not yet marked.
+// to a node, admitted (the entrypoint is the pod's first init container:
+// nothing of it runs before the kubelet admitted the pod and mounted its
+// volumes; a pod kwok played before admission existed has an IP), not
+// deleted, Pending, gated, and not yet marked.
 func waiting(pod *corev1.Pod) bool {
 	return pod.Spec.NodeName != "" && pod.DeletionTimestamp == nil &&
+		(pod.Annotations[annotationAdmitted] != "" || pod.Status.PodIP != "") &&
 		pod.Status.Phase == corev1.PodPending && IsGated(pod) &&
 		pod.Annotations[annotationDependencies] != satisfied
 }

@@ -1,6 +1,6 @@
 // Command bedlet is the part of the test bed's fake kubelet that kwok's
-// stages cannot express: it admits every new pod (kwok binds only admitted
-// ones), plays openstack-helm's kubernetes-entrypoint init containers (a
+// stages cannot express: it admits every new pod once the Secrets and
+// ConfigMaps its volumes mount exist (kwok binds only admitted ones), plays openstack-helm's kubernetes-entrypoint init containers (a
 // gated pod starts only once its dependencies hold), injects the faults a
 // namespace's bed-faults ConfigMap names, confirms a deleted pod's deletion
 // for that pod's UID only (terminate.go), and it is the external provisioner
@@ -26,6 +26,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
@@ -74,9 +76,21 @@ func main() {
 	}
 	faults := &Faults{client: client, recorder: recorder}
 	gate := NewGate(client, pods.Lister(), resolver, recorder, faults)
-	admission := NewAdmission(client, pods.Lister(), faults)
+	// Secrets and ConfigMaps are watched as metadata only: whether a volume's
+	// object exists is all admission asks.
+	metaClient := metadata.NewForConfigOrDie(cfg)
+	metaFactory := metadatainformer.NewSharedInformerFactory(metaClient, 0)
+	secrets := metaFactory.ForResource(secretsResource)
+	configMaps := metaFactory.ForResource(configMapsResource)
+	mounts := &Mounts{client: metaClient, secrets: secrets.Lister(), configMaps: configMaps.Lister()}
+	admission := NewAdmission(client, pods.Lister(), faults, mounts, recorder)
 	if _, err := pods.Informer().AddEventHandler(admission.Handler()); err != nil {
 		log.Fatalf("informer: %v", err)
+	}
+	for _, inf := range []cache.SharedIndexInformer{secrets.Informer(), configMaps.Informer()} {
+		if _, err := inf.AddEventHandler(admission.MountHandler()); err != nil {
+			log.Fatalf("informer: %v", err)
+		}
 	}
 	crs.onEvent = gate.Handler()
 	terminator := NewTerminator(client)
@@ -98,16 +112,23 @@ func main() {
 	_ = classes.Informer()
 
 	factory.Start(ctx.Done())
+	metaFactory.Start(ctx.Done())
 	for typ, ok := range factory.WaitForCacheSync(ctx.Done()) {
 		if !ok {
 			log.Fatalf("cache of %v did not sync", typ)
 		}
 	}
-	log.Printf("bedlet: admitting pods, watching them for kubernetes-entrypoint dependencies, injecting %s faults, confirming deletions by UID; provisioning for %s", faultsConfigMap, provisionerName)
+	for res, ok := range metaFactory.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			log.Fatalf("cache of %v did not sync", res)
+		}
+	}
+	log.Printf("bedlet: admitting pods once their volumes' Secrets and ConfigMaps exist, watching them for kubernetes-entrypoint dependencies, injecting %s faults, confirming deletions by UID; provisioning for %s", faultsConfigMap, provisionerName)
 	go prov.Run(ctx)
 	go admission.Run(ctx)
 	go terminator.Run(ctx)
 	gate.Run(ctx)
 	factory.Shutdown()
+	metaFactory.Shutdown()
 	crs.factory.Shutdown()
 }
