@@ -138,9 +138,12 @@ unit: collection
 	$(BIN)/pytest tests/unit tests/tooling
 
 # The whole-site tests (each deploys a site of stock charts and takes it
-# through its flows) run beside the other integration tests, as a suite of
-# their own: most of their time is the bed's control plane at work.
-SITE_TESTS := tests/integration/test_site.py tests/integration/test_compute_kit_site.py
+# through its flows, or the compute kit with plain Helm) run beside the other
+# integration tests, as a suite of their own: most of their time is the bed's
+# control plane at work, and one after another the two compute kits never
+# meet (one cluster holds one nova).
+SITE_TESTS := tests/integration/test_site.py tests/integration/test_compute_kit_site.py \
+	tests/integration/test_bed_compute_kit.py
 integration: collection
 	$(WITH_BED) $(BIN)/pytest --durations=20 tests/integration $(addprefix --ignore=,$(SITE_TESTS))
 

@@ -12,7 +12,7 @@ import pytest
 import yaml
 from kubernetes import dynamic
 
-from support import bed_faults, kube, openstack_helm
+from support import bed_faults, compute_kit, kube, openstack_helm
 
 FAIL = "bed.lcm.openstack.org/fail"
 DURATION = "bed.lcm.openstack.org/duration"
@@ -270,7 +270,9 @@ def test_nodes_carry_every_label_the_charts_schedule_on(dyn) -> None:
     wanted = set()
     for values in source.glob("*/values.yaml"):
         wanted |= set(_node_selectors(yaml.safe_load(values.read_text(encoding="utf-8"))))
-    assert ("openstack-control-plane", "enabled") in wanted
+    for values in compute_kit.VALUES.values():  # what openstack-helm's scripts set (l3-agent)
+        wanted |= set(_node_selectors(values))
+    assert {("openstack-control-plane", "enabled"), ("sriov", "enabled"), ("l3-agent", "enabled")} <= wanted
     nodes = dyn.resources.get(api_version="v1", kind="Node").get(label_selector="type=kwok").items
     assert len(nodes) >= 2
     for node in nodes:

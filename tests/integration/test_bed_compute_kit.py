@@ -1,0 +1,195 @@
+"""Acceptance of the bed for openstack-helm's compute kit: deployed with
+plain Helm as openstack-helm's scripts do (tests/support/compute_kit.py),
+every release becomes Ready on the fake nodes, every Job completes, each
+chart's Helm test passes, and the pods that wait across releases
+(kubernetes-entrypoint) start only once what they wait for is Ready.
+
+The order is read from the cluster: a watch on the namespace's pods and
+EndpointSlices records every change with its resourceVersion, which the
+bed's etcd numbers in one sequence for all objects, so "after" is exact
+rather than to the second of a condition's lastTransitionTime.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import threading
+from typing import Any, Dict, Iterator, List, Optional
+
+import pytest
+from kubernetes import dynamic
+
+from support import bed, compute_kit, kube, openstack_helm
+
+pytestmark = pytest.mark.bed
+
+DEPENDENCIES = "bed.lcm.openstack.org/dependencies"
+WAITING_FOR = "bed.lcm.openstack.org/waiting-for"
+
+
+class History:
+    """Every change of one kind in the namespace, as (resourceVersion, object),
+    from a ``kubectl get --watch`` started before anything was created."""
+
+    def __init__(self, kubeconfig: str, namespace: str, kind: str) -> None:
+        self.changes: List[tuple] = []
+        self._proc = subprocess.Popen(
+            [bed.kubectl_bin(), "get", kind, "-n", namespace, "--watch", "--output-watch-events", "-o", "json"],
+            env=dict(os.environ, KUBECONFIG=kubeconfig), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            text=True)
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        decoder, buffer = json.JSONDecoder(), ""
+        for line in self._proc.stdout:
+            buffer += line
+            try:
+                event, end = decoder.raw_decode(buffer.lstrip())
+            except ValueError:
+                continue
+            buffer = buffer.lstrip()[end:]
+            obj = event.get("object") or {}
+            if event.get("type") in ("ADDED", "MODIFIED"):
+                self.changes.append((int(obj["metadata"]["resourceVersion"]), obj))
+
+    def stop(self) -> None:
+        self._proc.terminate()
+        self._proc.wait()
+        self._reader.join()
+
+    def of(self, prefix: str) -> Dict[str, List[tuple]]:
+        """Each object whose name starts with ``prefix``: its changes in order."""
+        found: Dict[str, List[tuple]] = {}
+        for rv, obj in sorted(self.changes, key=lambda c: c[0]):
+            if obj["metadata"]["name"].startswith(prefix):
+                found.setdefault(obj["metadata"]["name"], []).append((rv, obj))
+        return found
+
+
+def first(changes: List[tuple], predicate) -> Optional[int]:
+    """The resourceVersion at which ``predicate`` first held, or None."""
+    return next((rv for rv, obj in changes if predicate(obj)), None)
+
+
+def ready(pod: Dict[str, Any]) -> bool:
+    return (kube.condition(pod, "Ready") or {}).get("status") == "True"
+
+
+def satisfied(pod: Dict[str, Any]) -> bool:
+    return (pod["metadata"].get("annotations") or {}).get(DEPENDENCIES) == "satisfied"
+
+
+def waited_for(changes: List[tuple], text: str) -> bool:
+    """bedlet said, at some point, that the pod was waiting for ``text``."""
+    return any(text in (obj["metadata"].get("annotations") or {}).get(WAITING_FOR, "") for _rv, obj in changes)
+
+
+def node(changes: List[tuple]) -> str:
+    return changes[-1][1]["spec"]["nodeName"]
+
+
+def ready_on(history: History, prefix: str, node_name: str) -> int:
+    """When the pod of ``prefix`` on the node first became Ready."""
+    (changes,) = [c for c in history.of(prefix).values() if node(c) == node_name]
+    rv = first(changes, ready)
+    assert rv is not None, (prefix, node_name)
+    return rv
+
+
+def items(dyn: dynamic.DynamicClient, api_version: str, kind: str, namespace: str) -> List[Dict[str, Any]]:
+    return dyn.resources.get(api_version=api_version, kind=kind).get(namespace=namespace).to_dict()["items"]
+
+
+@pytest.fixture
+def kit(kubeconfig: str, namespace: str, tmp_path) -> Iterator[Dict[str, Any]]:
+    """The compute kit deployed in the test's namespace, with the history of
+    its pods and EndpointSlices; removed after the test."""
+    pods = History(kubeconfig, namespace, "pods")
+    slices = History(kubeconfig, namespace, "endpointslices")
+    try:
+        with compute_kit.deployed(kubeconfig, namespace, str(tmp_path)) as took:
+            print(f"compute kit ready, seconds per release: {dict(took)}")
+            yield {"took": took, "pods": pods, "slices": slices}
+    finally:
+        pods.stop()
+        slices.stop()
+
+
+def test_the_compute_kit_deploys_with_plain_helm_in_entrypoint_order(dyn, kubeconfig, namespace, kit,
+                                                                     record_property) -> None:
+    record_property("seconds_to_ready", dict(kit["took"]))
+    pods, slices = kit["pods"], kit["slices"]
+    nodes = dyn.resources.get(api_version="v1", kind="Node").get(label_selector="type=kwok").items
+    address = {n.metadata.name: n.status.addresses[0].address for n in nodes}
+
+    # Every DaemonSet has a pod on each labelled node (neutron's L3 agent on
+    # the l3-agent label of the scripts), all updated and available.
+    sets = {d["metadata"]["name"]: d["status"] for d in items(dyn, "apps/v1", "DaemonSet", namespace)}
+    assert {"openvswitch", "libvirt-libvirt-default", "nova-compute-default", "neutron-ovs-agent-default",
+            "neutron-dhcp-agent-default", "neutron-l3-agent-default", "neutron-metadata-agent-default"} <= set(sets)
+    for name, status in sets.items():
+        assert status["desiredNumberScheduled"] == len(nodes), name
+        assert status["updatedNumberScheduled"] == status["numberAvailable"] == status["numberReady"] == len(nodes), name
+    for dep in items(dyn, "apps/v1", "Deployment", namespace):
+        assert dep["status"].get("availableReplicas") == dep["spec"]["replicas"], dep["metadata"]["name"]
+    jobs = items(dyn, "batch/v1", "Job", namespace)
+    assert {"nova-db-sync", "nova-cell-setup", "nova-bootstrap", "neutron-db-sync", "placement-db-sync"} <= {
+        j["metadata"]["name"] for j in jobs}
+    for job in jobs:
+        assert (kube.condition(job, "Complete") or {}).get("status") == "True", job["metadata"]["name"]
+
+    # Node agents run on the host's network: the pod has its node's address.
+    for pod in items(dyn, "v1", "Pod", namespace):
+        if pod["spec"].get("hostNetwork") and pod["status"].get("phase") == "Running":
+            assert pod["status"]["podIP"] == pod["status"]["hostIP"] == address[pod["spec"]["nodeName"]]
+
+    # nova-compute (nova) waited for libvirt (libvirt) and neutron's
+    # openvswitch agent (neutron) on its own node, libvirt for that agent,
+    # the agent for an openvswitch pod (openvswitch) on its node. Where the
+    # awaited pod cannot be Ready before the waiter is created (the agent
+    # needs neutron-server, itself behind neutron's hooks), bedlet must have
+    # said it held the waiter for it; openvswitch may well be Ready first.
+    chains = [("nova-compute-default", "libvirt-libvirt-default", "application:libvirt"),
+              ("nova-compute-default", "neutron-ovs-agent-default", "component:neutron-ovs-agent"),
+              ("libvirt-libvirt-default", "neutron-ovs-agent-default", "component:neutron-ovs-agent"),
+              ("neutron-ovs-agent-default", "openvswitch-", None)]
+    for waiter, awaited, label in chains:
+        assert len(pods.of(waiter)) == len(nodes), waiter
+        for changes in pods.of(waiter).values():
+            start = first(changes, satisfied)
+            assert start is not None, waiter
+            assert start > ready_on(pods, awaited, node(changes)), (waiter, awaited, node(changes))
+            assert label is None or waited_for(changes, label), (waiter, label)
+
+    # neutron's agents waited for nova's API Service (another release) to
+    # have a ready endpoint; nova's cell setup for a Ready nova-compute.
+    api = first(sum(slices.of("nova-api-").values(), []), lambda s: any(
+        (e.get("conditions") or {}).get("ready") for e in s.get("endpoints") or []))
+    assert api is not None
+    for changes in pods.of("neutron-dhcp-agent-default").values():
+        assert first(changes, ready) > first(changes, satisfied) > api
+        assert waited_for(changes, "service nova-api has no ready endpoints")
+    computes = min(first(c, ready) for c in pods.of("nova-compute-default").values())
+    (cell_setup,) = pods.of("nova-cell-setup-").values()
+    assert first(cell_setup, satisfied) > computes
+
+    # bedlet's Events tell the same story.
+    events = [e for e in items(dyn, "v1", "Event", namespace)
+              if "bedlet" in ((e.get("source") or {}).get("component"), e.get("reportingComponent"))]
+    met = {e["involvedObject"]["name"] for e in events if e["reason"] == "DependenciesMet"}
+    assert set(pods.of("nova-compute-default")) <= met and set(pods.of("libvirt-libvirt-default")) <= met
+    assert not [e for e in events if e["reason"] == "FailedMount"]
+
+    # Each chart's Helm test passes (keystone, nova and neutron ship one).
+    for release in compute_kit.KIT:
+        out = subprocess.run([openstack_helm.helm_bin(), "test", release, "-n", namespace, "--timeout", "5m"],
+                             env=dict(os.environ, KUBECONFIG=kubeconfig), capture_output=True, text=True,
+                             check=False)
+        assert out.returncode == 0, (release, out.stderr)
+    tests = {p["metadata"]["name"]: p["status"]["phase"] for p in items(dyn, "v1", "Pod", namespace)
+             if "helm.sh/hook" in (p["metadata"].get("annotations") or {})
+             and "test" in p["metadata"]["annotations"]["helm.sh/hook"]}
+    assert tests == {"keystone-test": "Succeeded", "nova-test": "Succeeded", "neutron-test": "Succeeded"}
