@@ -36,6 +36,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils.kube.objects import 
 
 API_VERSION, KIND = "coordination.k8s.io/v1", "Lease"
 DURATION = 60  # seconds without renewal after which a holder is taken to be gone
+RELEASE_TRIES = 3  # a give-back raced by the holder's own renewals (one every few seconds) reads again
 ANNOTATION_TAKEN_OVER = "lifecycle.openstack.org/taken-over-from"
 UNREAD = object()
 
@@ -171,14 +172,25 @@ class Lease:
         return True
 
     def release(self) -> bool:
-        """Give the Lease back if this holder holds it (the record stays)."""
-        lease = self._get()
-        spec = (lease or {}).get("spec") or {}
-        if lease is None or spec.get("holderIdentity") != self.holder:
-            return False
-        spec = {k: v for k, v in spec.items() if k not in ("holderIdentity", "acquireTime", "renewTime")}
-        self._replace(lease, dict(lease, spec=spec))
-        return True
+        """Give the Lease back if this holder holds it (the record stays). A
+        renewal of this holder's own between the read and the write (the
+        renewer left by a flow's start, kube/lease_renewer.py) is no other
+        run: the Lease is read again and given back."""
+        for attempt in range(RELEASE_TRIES):
+            lease = self._get()
+            spec = (lease or {}).get("spec") or {}
+            if lease is None or spec.get("holderIdentity") != self.holder:
+                return False
+            spec = {k: v for k, v in spec.items() if k not in ("holderIdentity", "acquireTime", "renewTime")}
+            try:
+                self._replace(lease, dict(lease, spec=spec))
+                return True
+            except PhaseError:
+                stored = self._get()
+                ours = ((stored or {}).get("spec") or {}).get("holderIdentity") == self.holder
+                if attempt + 1 == RELEASE_TRIES or not ours:
+                    raise
+        return False
 
     # -- the wording, for the users to override ----------------------------------
     def what(self, purpose: str) -> str:

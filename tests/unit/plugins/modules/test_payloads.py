@@ -156,9 +156,11 @@ def test_a_module_does_not_ship_the_other_modules_engines(module: str, not_shipp
 # Services that select the release's pods (traffic/candidates.py) and for flow.py's skipped steps;
 # the modules that ship helm/storage.py by 1.5 to 2 kB for it; phase_info by 3 kB for flow.py.
 # phase by 0.5 kB for phase/spec.py's options setter (a database step turned off for a chart with none).
+# helm_release, phase, service_lifecycle and traffic by 1 kB for kube/lease.py giving a Lease back after
+# a renewal of its own holder's (the flow's renewer) raced the write.
 PAYLOAD_BUDGET = {
-    "helm_release": 255_000, "helm_release_info": 103_500, "phase": 499_000, "phase_info": 93_500,
-    "service_lifecycle": 297_500, "site_plan": 185_000, "traffic": 631_000, "update_status": 191_500,
+    "helm_release": 256_000, "helm_release_info": 103_500, "phase": 500_000, "phase_info": 93_500,
+    "service_lifecycle": 298_500, "site_plan": 185_000, "traffic": 632_000, "update_status": 191_500,
 }
 
 

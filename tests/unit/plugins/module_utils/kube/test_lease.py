@@ -292,3 +292,26 @@ def test_an_awx_job_is_named_in_the_holder_and_still_seen_gone_here() -> None:
     assert kube_lease.holder_identity(ended, env={}) == f"{socket.gethostname()}/{ended}"
     # Anything but a job number is not taken for one.
     assert kube_lease.holder_identity(ended, env={"JOB_ID": "x; y"}) == f"{socket.gethostname()}/{ended}"
+
+
+def test_a_give_back_raced_by_its_own_renewal_reads_again_and_gives_it_back() -> None:
+    """The renewer a flow's start leaves renews between the end's read and its
+    write: that is the holder itself, not another run."""
+    leases = Leases()
+    _lease(leases).acquire("the remove flow", NOW)
+    renewed = dict(leases.items["lcm-keystone"])
+    renewed["spec"] = dict(renewed["spec"], renewTime=micro(NOW + timedelta(seconds=5)))
+    leases.race = renewed
+    assert _lease(leases).release() is True
+    assert "holderIdentity" not in leases.items["lcm-keystone"]["spec"]
+
+
+def test_a_give_back_raced_by_another_run_still_says_so() -> None:
+    leases = Leases()
+    _lease(leases).acquire("the remove flow", NOW)
+    taken = dict(leases.items["lcm-keystone"])
+    taken["spec"] = dict(taken["spec"], holderIdentity=OTHER, renewTime=micro(NOW + timedelta(seconds=5)))
+    leases.race = taken
+    with pytest.raises(PhaseError, match="another run changed the Lease lcm-keystone in openstack at the same moment"):
+        _lease(leases).release()
+    assert leases.items["lcm-keystone"]["spec"]["holderIdentity"] == OTHER
