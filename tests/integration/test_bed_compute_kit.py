@@ -16,6 +16,7 @@ import json
 import os
 import subprocess
 import threading
+import uuid
 from typing import Any, Dict, Iterator, List, Optional
 
 import pytest
@@ -103,28 +104,38 @@ def items(dyn: dynamic.DynamicClient, api_version: str, kind: str, namespace: st
     return dyn.resources.get(api_version=api_version, kind=kind).get(namespace=namespace).to_dict()["items"]
 
 
-@pytest.fixture
-def kit(kubeconfig: str, namespace: str, tmp_path) -> Iterator[Dict[str, Any]]:
-    """The compute kit deployed in the test's namespace, with the history of
-    its pods and EndpointSlices; removed after the test."""
+@pytest.fixture(scope="module")
+def kit(dyn: dynamic.DynamicClient, kubeconfig: str,
+        tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dict[str, Any]]:
+    """The compute kit deployed once for the module's tests in a namespace of
+    its own, with the history of its pods and EndpointSlices; removed, and
+    the namespace deleted, after the last test."""
+    namespace = f"kit-helm-{uuid.uuid4().hex[:5]}"
+    namespaces = dyn.resources.get(api_version="v1", kind="Namespace")
+    namespaces.create(body={"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
+    kube.wait_for(dyn, "v1", "ServiceAccount", "default", namespace, lambda _sa: True, timeout=30)
     pods = History(kubeconfig, namespace, "pods")
     slices = History(kubeconfig, namespace, "endpointslices")
     try:
-        with compute_kit.deployed(kubeconfig, namespace, str(tmp_path)) as took:
+        with compute_kit.deployed(kubeconfig, namespace, str(tmp_path_factory.mktemp("kit"))) as took:
             print(f"compute kit ready, seconds per release: {dict(took)}")
-            yield {"took": took, "pods": pods, "slices": slices}
+            yield {"namespace": namespace, "took": took, "pods": pods, "slices": slices}
     finally:
         pods.stop()
         slices.stop()
+        namespaces.delete(name=namespace)
 
 
-def test_the_compute_kit_deploys_with_plain_helm_in_entrypoint_order(dyn, kubeconfig, namespace, kit,
-                                                                     record_property) -> None:
+def kwok_nodes(dyn: dynamic.DynamicClient) -> Dict[str, str]:
+    """Each fake node's name and InternalIP."""
+    nodes = dyn.resources.get(api_version="v1", kind="Node").get(label_selector="type=kwok").to_dict()["items"]
+    return {n["metadata"]["name"]: next(a["address"] for a in n["status"]["addresses"] if a["type"] == "InternalIP")
+            for n in nodes}
+
+
+def test_every_release_is_ready_on_every_labelled_node_and_every_job_completed(dyn, kit, record_property) -> None:
     record_property("seconds_to_ready", dict(kit["took"]))
-    pods, slices = kit["pods"], kit["slices"]
-    nodes = dyn.resources.get(api_version="v1", kind="Node").get(label_selector="type=kwok").items
-    address = {n.metadata.name: n.status.addresses[0].address for n in nodes}
-
+    namespace, nodes = kit["namespace"], kwok_nodes(dyn)
     # Every DaemonSet has a pod on each labelled node (neutron's L3 agent on
     # the l3-agent label of the scripts), all updated and available.
     sets = {d["metadata"]["name"]: d["status"] for d in items(dyn, "apps/v1", "DaemonSet", namespace)}
@@ -141,11 +152,18 @@ def test_the_compute_kit_deploys_with_plain_helm_in_entrypoint_order(dyn, kubeco
     for job in jobs:
         assert (kube.condition(job, "Complete") or {}).get("status") == "True", job["metadata"]["name"]
 
-    # Node agents run on the host's network: the pod has its node's address.
-    for pod in items(dyn, "v1", "Pod", namespace):
-        if pod["spec"].get("hostNetwork") and pod["status"].get("phase") == "Running":
-            assert pod["status"]["podIP"] == pod["status"]["hostIP"] == address[pod["spec"]["nodeName"]]
 
+def test_node_agents_on_the_host_network_have_their_node_address(dyn, kit) -> None:
+    nodes = kwok_nodes(dyn)
+    agents = [p for p in items(dyn, "v1", "Pod", kit["namespace"])
+              if p["spec"].get("hostNetwork") and p["status"].get("phase") == "Running"]
+    assert {p["metadata"]["labels"]["application"] for p in agents} >= {"openvswitch", "libvirt", "nova", "neutron"}
+    for pod in agents:
+        assert pod["status"]["podIP"] == pod["status"]["hostIP"] == nodes[pod["spec"]["nodeName"]]
+
+
+def test_pods_waiting_across_releases_start_once_what_they_wait_for_is_ready(dyn, kit) -> None:
+    pods, slices, nodes = kit["pods"], kit["slices"], kwok_nodes(dyn)
     # nova-compute (nova) waited for libvirt (libvirt) and neutron's
     # openvswitch agent (neutron) on its own node, libvirt for that agent,
     # the agent for an openvswitch pod (openvswitch) on its node. Where the
@@ -176,20 +194,22 @@ def test_the_compute_kit_deploys_with_plain_helm_in_entrypoint_order(dyn, kubeco
     (cell_setup,) = pods.of("nova-cell-setup-").values()
     assert first(cell_setup, satisfied) > computes
 
-    # bedlet's Events tell the same story.
-    events = [e for e in items(dyn, "v1", "Event", namespace)
+    # bedlet's Events tell the same story, and no pod missed a volume.
+    events = [e for e in items(dyn, "v1", "Event", kit["namespace"])
               if "bedlet" in ((e.get("source") or {}).get("component"), e.get("reportingComponent"))]
     met = {e["involvedObject"]["name"] for e in events if e["reason"] == "DependenciesMet"}
     assert set(pods.of("nova-compute-default")) <= met and set(pods.of("libvirt-libvirt-default")) <= met
     assert not [e for e in events if e["reason"] == "FailedMount"]
 
-    # Each chart's Helm test passes (keystone, nova and neutron ship one).
+
+def test_each_charts_helm_test_passes(dyn, kubeconfig, kit) -> None:
+    """keystone, nova and neutron ship a Helm test; the others none."""
+    namespace = kit["namespace"]
     for release in compute_kit.KIT:
         out = subprocess.run([openstack_helm.helm_bin(), "test", release, "-n", namespace, "--timeout", "5m"],
                              env=dict(os.environ, KUBECONFIG=kubeconfig), capture_output=True, text=True,
                              check=False)
         assert out.returncode == 0, (release, out.stderr)
     tests = {p["metadata"]["name"]: p["status"]["phase"] for p in items(dyn, "v1", "Pod", namespace)
-             if "helm.sh/hook" in (p["metadata"].get("annotations") or {})
-             and "test" in p["metadata"]["annotations"]["helm.sh/hook"]}
+             if "test" in (p["metadata"].get("annotations") or {}).get("helm.sh/hook", "")}
     assert tests == {"keystone-test": "Succeeded", "nova-test": "Succeeded", "neutron-test": "Succeeded"}
