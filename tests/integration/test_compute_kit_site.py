@@ -12,19 +12,22 @@ Phases, whose times show the order. The tests run in order on one site.
 
 from __future__ import annotations
 
+import json
+import subprocess
 import uuid
 from typing import Dict, Iterator, List
 
 import pytest
 from kubernetes import dynamic
 
-from support import kube
+from support import kube, openstack_helm
 from support.site_run import Site, ok, unchanged, when
 
 pytestmark = pytest.mark.bed
 
 OPENSTACK = ("keystone", "placement", "libvirt", "neutron", "nova", "cinder", "barbican")
 TOGETHER = ("libvirt", "neutron", "nova")
+WITH_DATABASE = ("keystone", "placement", "nova", "neutron", "cinder", "barbican")
 
 
 @pytest.fixture(scope="module")
@@ -44,10 +47,16 @@ def test_the_plan_reads_the_order_from_the_charts(site: Site) -> None:
     assert not any("neutron" in str(site.host_vars(s).get("depends_on")) for s in ("nova", "libvirt"))
     assert not any(d in str(site.host_vars("neutron").get("depends_on")) for d in ("nova", "libvirt"))
     out = ok(site.run("--check"))
-    rows = {line.split()[1]: line for line in out.splitlines() if line.strip().startswith(('"0 ', '"1 ', '"2 ', '"3 '))
-            for line in [line.strip().strip('",')]}
-    assert "libvirt,neutron" in rows["nova"] and "libvirt,nova" in rows["neutron"], rows
-    assert "openvswitch" in rows["neutron"].split()[4], rows["neutron"]  # neutron's agents wait for its pods
+    # The plan's rows: LEVEL SERVICE FLOW VERSION AFTER BESIDE REASON
+    rows = {}
+    for line in out.splitlines():
+        cells = line.strip().strip('",').split()
+        if len(cells) > 5 and cells[0].isdigit() and cells[1] in site.services:
+            rows[cells[1]] = cells
+    assert (rows["nova"][5], rows["neutron"][5], rows["libvirt"][5]) == ("libvirt,neutron", "libvirt,nova",
+                                                                          "neutron,nova"), rows
+    assert "openvswitch" in rows["neutron"][4].split(","), rows["neutron"]  # its agents wait for openvswitch's pods
+    assert rows["nova"][0] == rows["neutron"][0] == rows["libvirt"][0], rows
     assert not any(site.lifecycle(s) for s in site.services)  # check mode wrote nothing
 
 
@@ -64,9 +73,9 @@ def test_the_kit_deploys_side_by_side_in_the_order_the_pods_need(site: Site) -> 
             dep_name = dep.split("/")[-1].split(">=")[0]
             assert dep_name not in TOGETHER or name not in TOGETHER, (name, dep)
             assert when(flows[name]["startedAt"]) >= when(flows[dep_name]["completedAt"]), (name, dep_name)
-    # neutron's install phase said which of its waits nova's flow, beside it, satisfies.
-    install = [p for p in site.phases("neutron") if p["spec"]["type"] == "install"][-1]
-    assert install["status"]["state"] == "Succeeded"
+    # The node agents, which render no Service, took no traffic step.
+    for agent in ("openvswitch", "libvirt"):
+        assert not [p for p in site.phases(agent) if p["spec"]["type"].startswith("traffic")], agent
 
 
 def test_every_openstack_service_moves_to_the_next_release(site: Site) -> None:
@@ -77,6 +86,47 @@ def test_every_openstack_service_moves_to_the_next_release(site: Site) -> None:
             "Operational", "2026.1", "update"), (name, status)
     for name in ("mariadb", "memcached", "rabbitmq", "openvswitch"):
         assert site.lifecycle(name)["status"]["flow"]["name"] == "greenfield", name
+
+
+def _single(site: Site, playbook: str, service: str, release: str) -> subprocess.Popen:
+    """One service's own flow (playbooks/<playbook>), as an operator runs it outside the site."""
+    given = site.host_vars(service)
+    extra = {"service": service, "openstack_namespace": site.namespace, "chart": str(openstack_helm.CACHE / service),
+             "version": release, "values": given.get("values") or {},
+             "values_files": [str(openstack_helm.values_override(service, release))]}
+    command = site.command("-e", json.dumps(extra), playbook=playbook)
+    return subprocess.Popen(command, env=site.env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def _all(runs: Dict[str, subprocess.Popen]) -> None:
+    outs = {name: run.communicate()[0] for name, run in runs.items()}
+    failed = {name: [line[:1500] for line in out.splitlines() if "fatal:" in line or "FAILED" in line] or out[-3000:]
+              for name, out in outs.items() if runs[name].returncode != 0}
+    assert failed == {}, failed
+
+
+def test_each_service_rolls_back_restoring_its_databases_and_updates_again_on_its_own(site: Site) -> None:
+    """playbooks/rollback.yml and update.yml, one service each: every service with a
+    database returns to 2025.2 with its databases restored (nova's three), all at
+    once, then moves to 2026.1 again with a new backup."""
+    _all({name: _single(site, "rollback.yml", name, "2025.2") for name in WITH_DATABASE})
+    for name in WITH_DATABASE:
+        status = site.lifecycle(name)["status"]
+        assert (status["state"], status["currentVersion"], status["flow"]["name"], status["flow"]["state"]) == (
+            "Operational", "2025.2", "rollback", "Succeeded"), (name, status)
+        rollback = [p for p in site.phases(name) if p["spec"]["type"] == "rollback"][-1]
+        restored = [o for o in rollback["status"].get("objects") or [] if o["kind"] == "Job"]
+        assert restored and all(o["state"] == "Current" for o in restored), (name, restored)
+    nova = [p for p in site.phases("nova") if p["spec"]["type"] == "upgrade"][-1]
+    assert sorted(nova["status"]["backupSource"]["databases"]) == ["nova", "nova_cell0", "nova_cell1"]
+    # An update's start refuses while a service it depends on is not Operational (no
+    # dependency_timeout given): run them as an operator does, the order's levels in turn.
+    for level in (("keystone",), ("placement", "cinder", "barbican"), ("nova", "neutron")):
+        _all({name: _single(site, "update.yml", name, "2026.1") for name in level})
+    for name in WITH_DATABASE:
+        status = site.lifecycle(name)["status"]
+        assert (status["state"], status["currentVersion"], status["flow"]["name"]) == (
+            "Operational", "2026.1", "update"), (name, status)
 
 
 def test_a_second_run_changes_nothing(site: Site) -> None:
@@ -91,8 +141,7 @@ def test_the_kit_is_removed_dependents_first(site: Site) -> None:
     for name in site.services:
         ended = [p for p in site.phases(name) if p["spec"]["type"] == "uninstall"]
         uninstall[name] = [ended[-1]["metadata"]["creationTimestamp"], ended[-1]["status"]["completedAt"]]
-    # keystone went once everything that waits for it had gone; openvswitch after neutron and libvirt.
+    # keystone went once everything that waits for it had gone; openvswitch after neutron (its agents).
     for dependent in ("placement", "nova", "neutron", "cinder", "barbican"):
         assert when(uninstall["keystone"][0]) >= when(uninstall[dependent][1]), dependent
-    for dependent in ("neutron", "libvirt"):
-        assert when(uninstall["openvswitch"][0]) >= when(uninstall[dependent][1]), dependent
+    assert when(uninstall["openvswitch"][0]) >= when(uninstall["neutron"][1])
