@@ -14,7 +14,9 @@ from typing import Any, Callable, Dict, Iterator, List, Set, Tuple
 import pytest
 import yaml
 from kubernetes import dynamic
+from kubernetes.dynamic.exceptions import ConflictError
 
+from ansible_collections.lcm.openstack.plugins.module_utils.kube import pod_config
 from support import kube
 from support.ansible import run_module
 
@@ -54,6 +56,14 @@ def render(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Dict[str, 
 
 
 def create(dyn: dynamic.DynamicClient, namespace: str, body: Dict[str, Any]) -> None:
+    """Create one rendered object; a workload with the ConfigMaps and Secrets its pods
+    mount, empty (the bed, as a kubelet, starts no pod whose volume is missing)."""
+    for kind, name, _how in pod_config.required(body):
+        try:
+            dyn.resources.get(api_version="v1", kind=kind).create(
+                body={"apiVersion": "v1", "kind": kind, "metadata": {"name": name}}, namespace=namespace)
+        except ConflictError:
+            pass
     body = dict(body, metadata=dict(body["metadata"], namespace=namespace))
     dyn.resources.get(api_version=body["apiVersion"], kind=body["kind"]).create(body=body, namespace=namespace)
 
