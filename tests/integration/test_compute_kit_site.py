@@ -53,8 +53,8 @@ def test_the_plan_reads_the_order_from_the_charts(site: Site) -> None:
         cells = line.strip().strip('",').split()
         if len(cells) > 5 and cells[0].isdigit() and cells[1] in site.services:
             rows[cells[1]] = cells
-    assert (rows["nova"][5], rows["neutron"][5], rows["libvirt"][5]) == ("libvirt,neutron", "libvirt,nova",
-                                                                          "neutron,nova"), rows
+    beside = (rows["nova"][5], rows["neutron"][5], rows["libvirt"][5])
+    assert beside == ("libvirt,neutron", "libvirt,nova", "neutron,nova"), rows
     assert "openvswitch" in rows["neutron"][4].split(","), rows["neutron"]  # its agents wait for openvswitch's pods
     assert rows["nova"][0] == rows["neutron"][0] == rows["libvirt"][0], rows
     assert not any(site.lifecycle(s) for s in site.services)  # check mode wrote nothing

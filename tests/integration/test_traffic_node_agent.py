@@ -116,8 +116,8 @@ def test_remove_of_a_node_agent_skips_the_drain_and_ends_removed(agents: Namespa
 def test_traffic_backend_none_leaves_the_traffic_steps_out_from_the_start(agents: Namespace) -> None:
     run = agents.flow("greenfield.yml", version="2025.2", traffic_backend="none")
     flow = agents.record()["flow"]
-    assert (agents.record()["state"], flow["state"], flow["planned"]) == ("Operational", "Succeeded",
-                                                                           ["install", "test"])
+    ended = (agents.record()["state"], flow["state"], flow["planned"])
+    assert ended == ("Operational", "Succeeded", ["install", "test"])
     assert flow["skipped"] == [{"phase": "trafficrollout", "reason": "traffic_backend none", "after": 2}]
     assert "trafficrollout skipped: traffic_backend none" in run.stdout
     # The rollout was left out; service_lifecycle ended the flow.

@@ -802,7 +802,7 @@ def test_a_hook_job_no_switch_turns_off_is_left_to_the_phases(history: List[Dict
 def test_hooks_stay_with_helm_when_every_job_is_switched_off_or_the_phases_do_not_run_them() -> None:
     cli = _Cli(DEPLOYED)
     cli.rendered = MANIFEST.replace("replicas: 1", "replicas: 2")
-    cli.hooks = UNGATED_HOOK.split("---\n# Source: keystone/templates/pod-rally-test.yaml")[0].replace(
+    cli.hooks = UNGATED_HOOK.split("---\n# Source: keystone/templates/pod-rally-test.yaml", maxsplit=1)[0].replace(
         "kind: Job", "kind: ConfigMap")  # a hook, but no Job
     cli.defaults = (FIXTURES / "chart_values.yaml").read_text()
     out = _present(cli, chart_version="0.1.0", disable_jobs=True)

@@ -262,7 +262,8 @@ def test_under_the_sql_driver_the_manifest_and_every_value_are_read_at_once() ->
     deployed = storage.deployed_by_helm(helm, "openstack", "keystone", with_manifest=True)
     assert (deployed.revision, deployed.values, deployed.manifest) == (4, {"a": 1}, "---\n")
     assert deployed.defaults == {"a": 1, "endpoints": {}}
-    [_, (what, calls)] = helm.asked
+    assert len(helm.asked) == 2
+    (what, calls) = helm.asked[1]
     assert what == "together" and calls == [
         "get values keystone --namespace openstack --revision 4 --output json",
         "get values keystone --namespace openstack --revision 4 --output json --all",

@@ -15,8 +15,8 @@ POD = {"kind": "DaemonSet", "spec": {"template": {"spec": {
     "initContainers": [{"name": "init", "env": [
         {"name": "PASSWORD", "valueFrom": {"secretKeyRef": {"name": "nova-db-user", "key": "p"}}},
         {"name": "OPT", "valueFrom": {"configMapKeyRef": {"name": "opt-cm", "key": "k", "optional": True}}}]}],
-    "containers": [{"name": "compute", "envFrom": [{"secretRef": {"name": "nova-etc"}},
-                                                     {"configMapRef": {"name": "nova-env"}}]}]}}}}
+    "containers": [{"name": "compute", "envFrom": [
+        {"secretRef": {"name": "nova-etc"}}, {"configMapRef": {"name": "nova-env"}}]}]}}}}
 
 
 def test_every_config_object_a_pod_needs_is_named_once_with_how_optional_ones_aside() -> None:
