@@ -46,11 +46,12 @@ def _flows(site: Site) -> Dict[str, Dict[str, str]]:
 def test_the_plan_reads_the_order_from_the_charts(site: Site) -> None:
     assert not any("neutron" in str(site.host_vars(s).get("depends_on")) for s in ("nova", "libvirt"))
     assert not any(d in str(site.host_vars("neutron").get("depends_on")) for d in ("nova", "libvirt"))
-    out = ok(site.run("--check"))
+    # One line a row, however the caller's environment sets the callback's result format.
+    out = ok(site.run("--check", env={"ANSIBLE_CALLBACK_RESULT_FORMAT": "json"}))
     # The plan's rows: LEVEL SERVICE FLOW VERSION AFTER BESIDE REASON
     rows = {}
-    for line in out.splitlines():
-        cells = line.strip().strip('",').split()
+    for line in out.splitlines():  # a JSON or YAML callback's list of lines
+        cells = line.strip().lstrip("-").strip().strip("'\",").split()
         if len(cells) > 5 and cells[0].isdigit() and cells[1] in site.services:
             rows[cells[1]] = cells
     beside = (rows["nova"][5], rows["neutron"][5], rows["libvirt"][5])

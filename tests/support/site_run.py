@@ -15,7 +15,7 @@ import subprocess
 import sys
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 import yaml
 from kubernetes import dynamic
@@ -79,9 +79,10 @@ class Site:
         return [str(BIN / "ansible-playbook"), "-i", str(self.dir), str(ROOT / "playbooks" / playbook),
                 "--forks", str(max(5, len(self.services))), *args]
 
-    def run(self, *args: str, playbook: str = "site.yml") -> subprocess.CompletedProcess:
-        return subprocess.run(self.command(*args, playbook=playbook), env=self.env(), capture_output=True,
-                              text=True, check=False)
+    def run(self, *args: str, playbook: str = "site.yml",
+            env: Optional[Dict[str, str]] = None) -> subprocess.CompletedProcess:
+        return subprocess.run(self.command(*args, playbook=playbook), env=dict(self.env(), **(env or {})),
+                              capture_output=True, text=True, check=False)
 
     def lifecycle(self, service: str) -> Dict[str, Any]:
         res = self.dyn.resources.get(api_version=GROUP, kind="ServiceLifecycle")
