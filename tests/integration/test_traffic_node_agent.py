@@ -94,7 +94,7 @@ def test_greenfield_of_a_node_agent_skips_the_rollout_and_ends_operational(agent
     assert sorted(agents.phase_types()) == ["install", "test"]  # no traffic Phase
     assert agents.daemonsets() == [SERVICE]
     # The summary: a Skipped row after install and test, and why.
-    rows = [line.strip(' ",').split() for line in run.stdout.splitlines()]
+    rows = [line.strip(' ",').lstrip('-').split() for line in run.stdout.splitlines()]  # JSON or YAML lines
     rows = [r for r in rows if len(r) == 4 and r[0] in ("install", "test", "trafficrollout")]
     assert [r[:2] for r in rows] == [["install", "Succeeded"], ["test", "Succeeded"],
                                      ["trafficrollout", "Skipped"]], run.stdout[-3000:]

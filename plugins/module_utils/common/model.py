@@ -108,7 +108,9 @@ PHASE_ONLY_TEMPLATES = {
 # reaches a whole release, and the workloads an update's wait left to it
 # (helm/settle.py: they wait for a Service the drain closed) are waited for
 # after the rollout.
-WORKLOAD_TEMPLATES = ("templates/deployment-*.yaml", "templates/statefulset-*.yaml", "templates/daemonset-*.yaml")
+# Every template: a workload is one by its kind, whatever its file is called
+# (openvswitch's templates/daemonset.yaml, mariadb's templates/statefulset.yaml).
+WORKLOAD_TEMPLATES = ("*",)
 RELEASE_WORKLOADS = {"install": WORKLOAD_TEMPLATES, "test": WORKLOAD_TEMPLATES}
 RELEASE_WORKLOADS_FIRST = ("test",)
 # The key a gate-mode drain adds to a Service's selector, so that it selects

@@ -19,6 +19,7 @@ def _rendered() -> List[Rendered]:
     return [Rendered(obj("Deployment", "nova-conductor"), "templates/deployment-conductor.yaml"),
             Rendered(obj("DaemonSet", "nova-compute-default"), "templates/daemonset-compute.yaml"),
             Rendered(obj("Deployment", "other"), "templates/deployment-other.yaml"),
+            Rendered(obj("StatefulSet", "mariadb-server"), "templates/statefulset.yaml"),
             Rendered(obj("Pod", "nova-test"), "templates/pod-rally-test.yaml")]
 
 
@@ -41,14 +42,17 @@ def reader(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_install_waits_for_the_releases_workloads_last() -> None:
     found = release_workloads.release_workloads(None, "openstack", "install", "nova", object(), _rendered())
+    # a workload by its kind, whatever its template is called (mariadb's statefulset.yaml)
     assert [(r.kind, r.name, r.wave) for r in found] == [
-        ("Deployment", "nova-conductor", selection.LAST_WAVE), ("DaemonSet", "nova-compute-default", selection.LAST_WAVE)]
+        ("Deployment", "nova-conductor", selection.LAST_WAVE), ("DaemonSet", "nova-compute-default", selection.LAST_WAVE),
+        ("StatefulSet", "mariadb-server", selection.LAST_WAVE)]
 
 
 def test_a_test_waits_for_them_first_so_it_reaches_a_whole_release() -> None:
     found = release_workloads.release_workloads(None, "openstack", "test", "nova", object(), _rendered())
     assert [(r.name, r.wave) for r in found] == [("nova-conductor", release_workloads.FIRST_WAVE),
-                                                 ("nova-compute-default", release_workloads.FIRST_WAVE)]
+                                                 ("nova-compute-default", release_workloads.FIRST_WAVE),
+                                                 ("mariadb-server", release_workloads.FIRST_WAVE)]
     assert selection.CONFIG_WAVE < release_workloads.FIRST_WAVE < (0, 0)
 
 
