@@ -204,8 +204,10 @@ class ReleaseManager:
     # -- steps -------------------------------------------------------------
     def _without_hooks(self, value_args: List[str], operation: str) -> bool:
         """To adopt kept objects (a first install), or as the phases run a hook Job left (helm/hooks.py)."""
-        if (self._adopt_kept(value_args) if operation == "install" else False) or not self.req.disable_jobs:
-            return bool(self.extra.get("adopted"))
+        if operation == "install" and self._adopt_kept(value_args):
+            return True
+        if not self.req.disable_jobs:
+            return False
         left = hooks.left_to_phases(self._with_hooks or hooks.rendered(self.helm, self.req, value_args), operation)
         self.extra.update({"hooks_left_to_phases": left} if left else {})
         return bool(left)
