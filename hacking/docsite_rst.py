@@ -45,9 +45,9 @@ class Guide:
 
 
 GUIDES = (
-    Guide("using", "README.md", "Using the collection"),
-    Guide("flows", "README.md", "The flows"),
-    Guide("openstack_helm", "README.md", "Deploying the openstack-helm charts"),
+    Guide("using", "docs/using.md"),
+    Guide("flows", "docs/flows.md"),
+    Guide("openstack_helm", "docs/openstack-helm.md"),
     Guide("site_example", "README.md", "A whole site", title="A whole site, by example"),
     Guide("update_status_example", "README.md", "Update status", title="Update status, by example"),
     Guide("design", "docs/design.md"),
