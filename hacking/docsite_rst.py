@@ -49,7 +49,6 @@ GUIDES = (
     Guide("flows", "docs/flows.md"),
     Guide("openstack_helm", "docs/openstack-helm.md"),
     Guide("site_example", "README.md", "A whole site", title="A whole site, by example"),
-    Guide("update_status_example", "README.md", "Update status", title="Update status, by example"),
     Guide("design", "docs/design.md"),
     Guide("rbac", "docs/rbac.md"),
     Guide("awx", "docs/awx.md"),
