@@ -45,7 +45,7 @@ help:
 	@echo "make bed-up      build and start the local test bed; make bed-down stops it"
 	@echo "make docs        build the docsite in build/docs/build/html (make docs-lint: lint its sources)"
 	@echo "make bench       every speed measurement against its target, in one run (ANCHOR=<rev> beside it)"
-	@echo "make bench-bed, bench-phase-lag, bench-phase-scale, bench-noop, bench-greenfield, bench-site, bench-compute-kit   the measurements in the README"
+	@echo "make bench-bed, bench-phase-lag, bench-phase-scale, bench-noop, bench-greenfield, bench-site, bench-compute-kit   the measurements in docs/benchmarks.md"
 	@echo "KUBECONFIG=...   point either command at an existing cluster instead of the bed"
 
 venv: $(VENV)/.installed
@@ -207,7 +207,7 @@ docs-lint: collection
 docs: collection
 	hacking/docs build
 
-# Measurements for the README; never part of make test.
+# Measurements for docs/benchmarks.md; never part of make test.
 bench-bed: collection bed
 	bench/bed.sh $(BENCH_ARGS)
 

@@ -54,7 +54,9 @@ GUIDES = (
     Guide("awx", "docs/awx.md"),
     Guide("site", "docs/site.md"),
     Guide("update_status", "docs/update-status.md"),
+    Guide("benchmarks", "docs/benchmarks.md"),
     Guide("test_bed", "docs/test-bed.md"),
+    Guide("development", "docs/development.md"),
     Guide("docsite", "docs/docsite.md"),
 )
 
