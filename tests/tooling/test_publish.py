@@ -42,6 +42,30 @@ def test_the_project_files_stay_out_of_the_tarball() -> None:
     assert "collections" in GALAXY["build_ignore"]
 
 
+def _lines_naming_a_version(suffix: str, text: str) -> List[tuple]:
+    """(line number, line) of each line of a file that names the collection's
+    version. Output captured from a run (```text in the Markdown, and the
+    `.. code-block:: text` the docsite's RST writes from it) records the
+    version of that run; commands and files must not."""
+    found = []
+    captured = False
+    block_indent = -1  # the indentation of the RST text block the line is in, if any
+    for number, line in enumerate(text.splitlines(), start=1):
+        if suffix == ".md" and line.lstrip().startswith("```"):
+            captured = line.strip() == "```text"
+            continue
+        if suffix == ".rst":
+            indent = len(line) - len(line.lstrip())
+            if block_indent >= 0 and line.strip() and indent <= block_indent:
+                block_indent = -1
+            if line.strip() == ".. code-block:: text":
+                block_indent = indent
+            captured = block_indent >= 0
+        if not captured and _NAMED_VERSION.search(line):
+            found.append((number, line))
+    return found
+
+
 def test_no_file_but_galaxy_yml_names_the_collection_s_version() -> None:
     found = []
     for path in tracked():
@@ -51,16 +75,19 @@ def test_no_file_but_galaxy_yml_names_the_collection_s_version() -> None:
             text = path.read_text()
         except UnicodeDecodeError:
             continue
-        captured = False
-        for number, line in enumerate(text.splitlines(), start=1):
-            # Output captured from a run (```text in the docs) records the
-            # version of that run; commands and files must not.
-            if path.suffix == ".md" and line.lstrip().startswith("```"):
-                captured = line.strip() == "```text"
-                continue
-            if not captured and _NAMED_VERSION.search(line):
-                found.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
+        found += [f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
+                  for number, line in _lines_naming_a_version(path.suffix, text)]
     assert not found, "the version belongs in galaxy.yml only:\n" + "\n".join(found)
+
+
+def test_captured_output_may_name_the_version_and_nothing_else_may() -> None:
+    named = "lcm.openstack " + "9.8.7"   # put together here, so that this file does not name a version itself
+    markdown = f"# T\n\n```text\n{named}\n```\n\n```console\n{named}\n```\n\n{named}\n"
+    assert [n for n, _ in _lines_naming_a_version(".md", markdown)] == [8, 11]
+    rst = (f"- item\n\n  .. code-block:: text\n\n      {named}\n\n      more\n\n  {named}\n\n"
+           f".. code-block:: console\n\n    {named}\n\n{named}\n")
+    assert [n for n, _ in _lines_naming_a_version(".rst", rst)] == [9, 13, 15]
+    assert [n for n, _ in _lines_naming_a_version(".txt", markdown)] == [4, 8, 11]
 
 
 def test_the_version_pattern_finds_what_it_is_for() -> None:
