@@ -26,6 +26,12 @@ description:
     rollback flow that is C(Running) or C(Failed), brings back a service that is
     not C(Operational), and moves to another version. Anything else is C(nothing).
     A change of values at the same version is not in the record and not seen.
+  - An update from one OpenStack release (C(YYYY.1) or C(YYYY.2)) to another must be
+    one OpenStack supports, N to N+1 or SLURP to SLURP (C(2025.1) to C(2026.1)). Any
+    other jump, and any move back, fails the task before anything is read from a
+    release, naming each such service, what it runs now and the releases to pass through.
+    Versions that are not OpenStack releases (a database's, a node agent's) are not
+    checked, and the reason says so.
   - The records are read with one list for a site in one namespace, or one
     cluster-wide list (one list per namespace where the credentials may not list
     cluster-wide). Without the C(ServiceLifecycle) CRD nothing was deployed yet,
@@ -173,6 +179,12 @@ services:
     state:
       description: The state its ServiceLifecycle records ('' without one).
       type: str
+    release_path:
+      description:
+        - For an update from a recorded version, the upgrade path checked, with C(checked)
+          (false when either version is not an OpenStack release), C(supported) and C(reason);
+          null for a service deployed anew, removed or left alone.
+      type: dict
     depends_on:
       description:
         - Its dependencies, each with C(service), C(namespace), C(min_version) ('' for none), C(external),
@@ -208,10 +220,14 @@ services:
       release: keystone
       level: 1
       flow: update
-      reason: version 2025.1 -> 2026.1
+      reason: version 2025.1 -> 2026.1 (SLURP -> SLURP)
       current_version: "2025.1"
       target_version: "2026.1"
       state: Operational
+      release_path:
+        checked: true
+        supported: true
+        reason: 2025.1 -> 2026.1 is a supported upgrade (SLURP -> SLURP)
       depends_on:
         - {service: mariadb, namespace: openstack, min_version: "10.6", external: false, derived: true,
            reasons: ["Job keystone-db-init waits for Service openstack/mariadb (DEPENDENCY_SERVICE)"]}

@@ -36,6 +36,7 @@ class PathCheck:
     supported: bool
     checked: bool  # False when either side is no OpenStack release
     reason: str  # one sentence, for the plan and the refusal
+    kind: str = ""  # N -> N+1 | SLURP -> SLURP | same | back | unsupported | unchecked
     through: List[str] = field(default_factory=list)  # the releases to pass through, in order
 
 
@@ -86,17 +87,17 @@ def check(current: str, target: str) -> PathCheck:
     if now is None or wanted is None:
         which = target if wanted is None else current
         return PathCheck(True, False, f"{which or 'no version'} is not an OpenStack release (YYYY.1 or YYYY.2): "
-                                      "its upgrade path is not checked")
+                                      "its upgrade path is not checked", "unchecked")
     if now == wanted:
-        return PathCheck(True, True, f"already at {name(now)}")
+        return PathCheck(True, True, f"already at {name(now)}", "same")
     if wanted < now:
         return PathCheck(False, True, f"{name(now)} -> {name(wanted)} moves back: only the rollback flow "
-                                      "returns a service to an earlier release")
+                                      "returns a service to an earlier release", "back")
     if _one_step(now, wanted):
         kind = "SLURP -> SLURP" if wanted[0] > now[0] and is_slurp(now) and wanted[1] == 1 and wanted != _next(now) \
             else "N -> N+1"
-        return PathCheck(True, True, f"{name(now)} -> {name(wanted)} is a supported upgrade ({kind})")
+        return PathCheck(True, True, f"{name(now)} -> {name(wanted)} is a supported upgrade ({kind})", kind)
     through = [name(r) for r in _shortest(now, wanted)[:-1]]
     return PathCheck(False, True, f"{name(now)} -> {name(wanted)} is not a supported upgrade: OpenStack upgrades "
                                   f"go N -> N+1 or SLURP -> SLURP (YYYY.1 -> YYYY+1.1); pass through "
-                                  f"{', then '.join(through)} first", through)
+                                  f"{', then '.join(through)} first", "unsupported", through)

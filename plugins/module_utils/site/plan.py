@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from ansible_collections.lcm.openstack.plugins.module_utils.common import openstack_release
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.common.tables import aligned
 from ansible_collections.lcm.openstack.plugins.module_utils.common.timefmt import duration
 from ansible_collections.lcm.openstack.plugins.module_utils.site.chart_graph import SiteGraph
@@ -41,10 +43,12 @@ def plan(site: Site, records: Records, derived: Optional[SiteGraph] = None) -> D
     """The module's result but `changed` (see plugins/modules/site_plan.py RETURN)."""
     order = Order.of(site, derived)
     decisions = {k: _decision(site, k, records.get(k)) for k in site.services}
+    paths = {k: _path(site, k, decisions[k], records.get(k)) for k in site.services}
+    _refuse_unsupported(site, paths)
     remove = site.action == "remove"
     level = order.level
     planned = sorted(site.services, key=lambda k: (-level[k] if remove else level[k], site.name(k), k))
-    entries = [_entry(site, k, order, decisions[k], records.get(k)) for k in planned]
+    entries = [_entry(site, k, order, decisions[k], records.get(k), paths[k]) for k in planned]
     weights = {k: 0 if decisions[k].flow == "nothing" else site.services[k].expected_duration for k in site.services}
     chain, total = order.critical_path(weights)
     if remove:
@@ -61,7 +65,26 @@ def _decision(site: Site, key: Key, record: Any) -> Decision:
     return for_deploy(record, site.services[key].version)
 
 
-def _entry(site: Site, key: Key, order: Order, decision: Decision, record: Any) -> Dict[str, Any]:
+def _path(site: Site, key: Key, decision: Decision, record: Any) -> Optional[openstack_release.PathCheck]:
+    """The upgrade path of a service the plan moves from one version to
+    another; None when it is deployed anew, removed or left as it is."""
+    current = status_of(record).get("currentVersion") or ""
+    if decision.flow != "update" or not current:
+        return None
+    return openstack_release.check(current, site.services[key].version)
+
+
+def _refuse_unsupported(site: Site, paths: Mapping[Key, Optional[openstack_release.PathCheck]]) -> None:
+    """Every jump OpenStack does not support, named at once, before anything is read from a release."""
+    refused = [f"{site.name(k)} ({k[0]}): {p.reason}" for k, p in sorted(paths.items()) if p is not None and not p.supported]
+    if refused:
+        raise PhaseError("site plan refused, nothing changed: " + "; ".join(refused)
+                         + ". Set each service's version to the next release on its path, run the site, then "
+                           "the next; a service's release comes back only through playbooks/rollback.yml")
+
+
+def _entry(site: Site, key: Key, order: Order, decision: Decision, record: Any,
+           path: Optional[openstack_release.PathCheck]) -> Dict[str, Any]:
     service: Service = site.services[key]
     status = status_of(record)
     explicit = {d.key: d for d in service.depends_on}
@@ -82,7 +105,10 @@ def _entry(site: Site, key: Key, order: Order, decision: Decision, record: Any) 
                 for (kind, ns, name), by in sorted(order.provided.get(key, {}).items()) if by in siblings]
     return {
         "service": site.name(key), "namespace": service.namespace, "release": service.release,
-        "level": order.level[key], "flow": decision.flow, "reason": decision.reason,
+        "level": order.level[key], "flow": decision.flow,
+        "reason": decision.reason + _path_note(path),
+        "release_path": None if path is None else {"checked": path.checked, "supported": path.supported,
+                                                   "reason": path.reason},
         "current_version": status.get("currentVersion") or "", "target_version": service.version,
         "state": status.get("state") or "",
         "depends_on": depends, "wait_for": wait_for,
@@ -90,6 +116,12 @@ def _entry(site: Site, key: Key, order: Order, decision: Decision, record: Any) 
         "dependents": [site.name(k) for k in order.dependents(key)],
         "expected_duration": service.expected_duration,
     }
+
+
+def _path_note(path: Optional[openstack_release.PathCheck]) -> str:
+    if path is None or path.kind == "same":
+        return ""
+    return " (not an OpenStack release: path not checked)" if not path.checked else f" ({path.kind})"
 
 
 def summary(action: str, entries: List[Dict[str, Any]], levels: List[List[str]], critical: Dict[str, Any]) -> str:

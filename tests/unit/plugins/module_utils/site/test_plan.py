@@ -50,8 +50,8 @@ def test_the_openstack_helm_site_deployed_over_2025_1() -> None:
     assert [(s["service"], s["level"], s["flow"], s["reason"]) for s in result["services"]] == [
         ("mariadb", 0, "nothing", "Operational at 10.6"),
         ("memcached", 0, "nothing", "Operational at 1.6"),
-        ("rabbitmq", 0, "update", "version 3.12 -> 3.13"),
-        ("keystone", 1, "update", "version 2025.1 -> 2026.1"),
+        ("rabbitmq", 0, "update", "version 3.12 -> 3.13 (not an OpenStack release: path not checked)"),
+        ("keystone", 1, "update", "version 2025.1 -> 2026.1 (SLURP -> SLURP)"),
         ("placement", 2, "greenfield", "no ServiceLifecycle yet"),
     ]
     # mariadb does nothing: the chain through rabbitmq (90 s) weighs more than through it
@@ -62,8 +62,10 @@ def test_an_entry_carries_everything_a_flow_needs() -> None:
     keystone = _by_name(_plan(OPENSTACK_HELM))["keystone"]
     assert keystone == {
         "service": "keystone", "namespace": "openstack", "release": "keystone", "level": 1, "flow": "update",
-        "reason": "version 2025.1 -> 2026.1", "current_version": "2025.1", "target_version": "2026.1",
+        "reason": "version 2025.1 -> 2026.1 (SLURP -> SLURP)", "current_version": "2025.1", "target_version": "2026.1",
         "state": "Operational",
+        "release_path": {"checked": True, "supported": True,
+                         "reason": "2025.1 -> 2026.1 is a supported upgrade (SLURP -> SLURP)"},
         "depends_on": [{"service": "mariadb", "namespace": "openstack", "min_version": "10.6", "external": False,
                         "derived": False, "reasons": []},
                        {"service": "memcached", "namespace": "openstack", "min_version": "", "external": False,
@@ -83,8 +85,8 @@ def test_the_summary_is_one_table_in_plan_order() -> None:
         "LEVEL  SERVICE    FLOW        VERSION           AFTER                               BESIDE  REASON",
         "0      mariadb    nothing     10.6              -                                   -       Operational at 10.6",
         "0      memcached  nothing     1.6               -                                   -       Operational at 1.6",
-        "0      rabbitmq   update      3.12 -> 3.13      -                                   -       version 3.12 -> 3.13",
-        "1      keystone   update      2025.1 -> 2026.1  mariadb>=10.6,memcached,rabbitmq    -       version 2025.1 -> 2026.1",
+        "0      rabbitmq   update      3.12 -> 3.13      -                                   -       version 3.12 -> 3.13 (not an OpenStack release: path not checked)",
+        "1      keystone   update      2025.1 -> 2026.1  mariadb>=10.6,memcached,rabbitmq    -       version 2025.1 -> 2026.1 (SLURP -> SLURP)",
         "2      placement  greenfield  2026.1            keystone>=2025.1,mariadb,memcached  -       no ServiceLifecycle yet",
     ]
 
@@ -175,3 +177,21 @@ def test_an_empty_site_reads_nothing_and_plans_nothing() -> None:
     result = site_plan([], "deploy", False, read)
     assert (result["services"], result["levels"], result["critical_path"]) == ([], [], {"services": [], "duration": 0})
     assert result["summary"] == "site plan (deploy): 0 service(s) in 0 level(s); nothing to do"
+
+
+def test_an_unsupported_jump_is_refused_before_any_release_is_read_naming_every_one() -> None:
+    records = {("openstack", "keystone"): {"status": {"state": "Operational", "currentVersion": "2024.2"}},
+               ("openstack", "placement"): {"status": {"state": "Operational", "currentVersion": "2026.2"}},
+               ("openstack", "rabbitmq"): {"status": {"state": "Operational", "currentVersion": "3.9"}}}
+    with pytest.raises(PhaseError) as refused:
+        _plan(OPENSTACK_HELM, records)
+    message = str(refused.value)
+    assert "keystone (openstack): 2024.2 -> 2026.1 is not a supported upgrade" in message
+    assert "pass through 2025.1 first" in message
+    assert "placement (openstack): 2026.2 -> 2026.1 moves back" in message
+    assert "rabbitmq" not in message  # 3.9 -> 3.13 is no OpenStack release: not checked
+
+
+def test_a_service_deployed_anew_or_left_alone_has_no_release_path() -> None:
+    entries = _by_name(_plan(OPENSTACK_HELM))
+    assert entries["placement"]["flow"] == "greenfield" and entries["placement"]["release_path"] is None
