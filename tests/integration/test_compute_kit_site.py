@@ -56,7 +56,8 @@ def test_the_plan_reads_the_order_from_the_charts(site: Site) -> None:
             rows[cells[1]] = cells
     beside = (rows["nova"][5], rows["neutron"][5], rows["libvirt"][5])
     assert beside == ("libvirt,neutron", "libvirt,nova", "neutron,nova"), rows
-    assert "openvswitch" in rows["neutron"][4].split(","), rows["neutron"]  # its agents wait for openvswitch's pods
+    # its agents wait for openvswitch's pods, at the version this run deploys
+    assert "openvswitch>=2026.1.0" in rows["neutron"][4].split(","), rows["neutron"]
     assert rows["nova"][0] == rows["neutron"][0] == rows["libvirt"][0], rows
     assert not any(site.lifecycle(s) for s in site.services)  # check mode wrote nothing
 
@@ -87,6 +88,17 @@ def test_every_openstack_service_moves_to_the_next_release(site: Site) -> None:
             "Operational", "2026.1", "update"), (name, status)
     for name in ("mariadb", "memcached", "rabbitmq", "openvswitch"):
         assert site.lifecycle(name)["status"]["flow"]["name"] == "greenfield", name
+    # In order: each update started once the updates it waits for had ended
+    # at the new release, not while they ran (both read from the records).
+    flows = _flows(site)
+    for name in OPENSTACK:
+        for dep in site.lifecycle(name)["spec"].get("dependsOn") or []:
+            dep_name = dep.split("/")[-1].split(">=")[0]
+            if dep_name in OPENSTACK:
+                assert dep.endswith(">=2026.1"), (name, dep)
+                assert when(flows[name]["startedAt"]) >= when(flows[dep_name]["completedAt"]), (name, dep_name)
+    # ... and what waits for nothing of the other ran side by side.
+    assert max(when(flows[s]["startedAt"]) for s in TOGETHER) < min(when(flows[s]["completedAt"]) for s in TOGETHER)
 
 
 def _single(site: Site, playbook: str, service: str, release: str) -> subprocess.Popen:

@@ -9,7 +9,10 @@ keeps the strings as given (spec.dependsOn is a list of strings), so they are
 read here, in one place, with an error that shows the three forms.
 
 A dependency is met when its record is Operational at the minimum version or
-newer (common/versions.py). It is lost, and waiting cannot help, when it is
+newer (common/versions.py), and, when a minimum is asked, no flow runs on it:
+a site waits for a dependency at the version the run brings it to, and an
+update is Operational at the new version from its traffic rollout on, before
+its test. It is lost when that update was rolled back in this run. It is lost, and waiting cannot help, when it is
 Failed or Removed and no flow runs on it, unless that happened before `since`:
 a site run passes its own start, because a service it removed earlier is one
 it is about to deploy again, and the dependents must not give up on it before
@@ -92,8 +95,16 @@ def judge(dep: Dependency, record: Optional[Dict[str, Any]], since: Optional[dat
         return Verdict(False, False, f"no ServiceLifecycle in {dep.namespace}")
     status = record.get("status") or {}
     state, version = status.get("state") or "", status.get("currentVersion") or ""
+    flow = status.get("flow") or {}
     if state == "Operational" and (not dep.minimum or satisfies(version, dep.minimum)):
+        if dep.minimum and flow.get("state") == "Running":
+            # Operational at the new version already (its traffic rolled out)
+            # while its flow still tests it: the version is met when the flow ends.
+            return Verdict(False, False, f"Operational, version {version}, its {flow.get('name')} flow running")
         return Verdict(True, False, f"Operational{', version ' + version if version else ''}")
+    rolled_back = _rolled_back(status, dep, since)
+    if rolled_back:
+        return Verdict(False, True, rolled_back)
     gave_up = _gave_up(status, since)
     if gave_up:  # its flow did not start: neither will this one
         return Verdict(False, True, gave_up)
@@ -102,13 +113,29 @@ def judge(dep: Dependency, record: Optional[Dict[str, Any]], since: Optional[dat
         why += f", version {version or 'unknown'}, needs >= {dep.minimum}"
     if state not in LOST_STATES:
         return Verdict(False, False, why)
-    flow = status.get("flow") or {}
     if flow.get("state") == "Running":
         return Verdict(False, False, f"{why}, its {flow.get('name')} flow running")
     ended = last_change(status)
     if since is not None and (ended is None or ended < since):
         return Verdict(False, False, f"{why} before this run, not yet deployed again")
     return Verdict(False, True, f"{why}: {flow.get('message')}" if flow.get("message") else why)
+
+
+def _rolled_back(status: Dict[str, Any], dep: Dependency, since: Optional[datetime]) -> str:
+    """Why waiting for the minimum cannot help: the dependency's update to it
+    was rolled back in this run (since `since`), and it runs the version it
+    had; '' otherwise. Without `since` nothing says the update will not be run
+    again, and the wait goes on."""
+    flow = status.get("flow") or {}
+    if not dep.minimum or since is None or flow.get("name") != "update" or flow.get("state") != "RolledBack":
+        return ""
+    ended = parse_time(flow.get("completedAt"))
+    if ended is None or ended < since:
+        return ""
+    version = status.get("currentVersion") or "an unknown version"
+    target = flow.get("targetVersion") or dep.minimum
+    reason = f": {flow['message']}" if flow.get("message") else ""
+    return f"its update to {target} was rolled back in this run, it runs {version}{reason}"
 
 
 def _judge_removed(record: Optional[Dict[str, Any]], since: Optional[datetime]) -> Verdict:

@@ -19,7 +19,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils.common.tables import
 from ansible_collections.lcm.openstack.plugins.module_utils.common.timefmt import duration
 from ansible_collections.lcm.openstack.plugins.module_utils.site.chart_graph import SiteGraph
 from ansible_collections.lcm.openstack.plugins.module_utils.site.decide import Decision, for_deploy, for_remove, status_of
-from ansible_collections.lcm.openstack.plugins.module_utils.site.model import Key, Service, Site, parse_site
+from ansible_collections.lcm.openstack.plugins.module_utils.site.model import Dependency, Key, Service, Site, parse_site
 from ansible_collections.lcm.openstack.plugins.module_utils.site.order import Order
 
 Records = Mapping[Key, Dict[str, Any]]
@@ -48,7 +48,7 @@ def plan(site: Site, records: Records, derived: Optional[SiteGraph] = None) -> D
     remove = site.action == "remove"
     level = order.level
     planned = sorted(site.services, key=lambda k: (-level[k] if remove else level[k], site.name(k), k))
-    entries = [_entry(site, k, order, decisions[k], records.get(k), paths[k]) for k in planned]
+    entries = [_entry(site, k, order, decisions, records.get(k), paths[k]) for k in planned]
     weights = {k: 0 if decisions[k].flow == "nothing" else site.services[k].expected_duration for k in site.services}
     chain, total = order.critical_path(weights)
     if remove:
@@ -83,9 +83,23 @@ def _refuse_unsupported(site: Site, paths: Mapping[Key, Optional[openstack_relea
                            "the next; a service's release comes back only through playbooks/rollback.yml")
 
 
-def _entry(site: Site, key: Key, order: Order, decision: Decision, record: Any,
+def _after(site: Site, decisions: Mapping[Key, Decision], dep: Dependency, seen_from: str) -> str:
+    """A dependency as the dependent's flow waits for it. One this run deploys
+    or updates is waited for at the version the run brings it to: its flow
+    must have ended there, not merely be Operational at the version it ran
+    before (a dependent is not drained while its dependency is upgraded)."""
+    decision = decisions.get(dep.key)
+    target = site.services[dep.key].version if dep.key in site.services else ""
+    if dep.external or decision is None or decision.flow not in ("greenfield", "update") or not target:
+        return dep.text(seen_from)
+    # The inventory's own minimum is never above it: parse_site refuses that.
+    return Dependency(dep.service, dep.namespace, target).text(seen_from)
+
+
+def _entry(site: Site, key: Key, order: Order, decisions: Mapping[Key, Decision], record: Any,
            path: Optional[openstack_release.PathCheck]) -> Dict[str, Any]:
     service: Service = site.services[key]
+    decision = decisions[key]
     status = status_of(record)
     explicit = {d.key: d for d in service.depends_on}
     derived = order.derived.get(key, {})
@@ -95,12 +109,11 @@ def _entry(site: Site, key: Key, order: Order, decision: Decision, record: Any,
     depends += [{"service": site.name(k), "namespace": k[0], "min_version": "", "external": False, "derived": True,
                  "reasons": list(reasons)} for k, reasons in sorted(derived.items()) if k not in explicit]
     siblings = order.siblings(key)
-    wait_for = [d.text(service.namespace) for d in service.depends_on if d.key not in siblings]
+    wait_for = [_after(site, decisions, d, service.namespace) for d in service.depends_on if d.key not in siblings]
     # The group starts together: each member waits for what any of them waits for outside it
     # (libvirt's pods wait for neutron's, which wait for keystone: libvirt starts with neutron).
     outside = sorted({k for member in [key, *siblings] for k in order.after(member) if k not in siblings | {key}})
-    wait_for += [k[1] if k[0] == service.namespace else f"{k[0]}/{k[1]}"
-                 for k in outside if k not in explicit]
+    wait_for += [_after(site, decisions, Dependency(k[1], k[0]), service.namespace) for k in outside if k not in explicit]
     provided = [{"kind": kind, "namespace": ns, "name": name, "service": by[1]}
                 for (kind, ns, name), by in sorted(order.provided.get(key, {}).items()) if by in siblings]
     return {

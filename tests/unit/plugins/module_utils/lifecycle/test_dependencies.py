@@ -85,6 +85,32 @@ def test_not_met_says_what_it_is_instead() -> None:
     assert _why("dep>=2025.2", _record("Upgrading")) == (False, False, "Upgrading, version unknown, needs >= 2025.2")
 
 
+def test_a_minimum_is_met_when_the_flow_that_brought_it_has_ended() -> None:
+    """An update is Operational at its new version from its traffic rollout on,
+    while its test still runs: a dependent that asks for that version waits
+    for the flow's end. Without a minimum the running flow does not matter."""
+    testing = _record("Operational", "2026.1", flow={"name": "update", "state": "Running", "targetVersion": "2026.1"})
+    assert _why("dep>=2026.1", testing) == (False, False, "Operational, version 2026.1, its update flow running")
+    assert _why("dep", testing) == (True, False, "Operational, version 2026.1")
+    ended = _record("Operational", "2026.1", flow={"name": "update", "state": "Succeeded", "targetVersion": "2026.1"})
+    assert _why("dep>=2026.1", ended) == (True, False, "Operational, version 2026.1")
+
+
+def test_an_update_rolled_back_in_this_run_is_lost_for_the_version_it_did_not_reach() -> None:
+    rolled = _record("Operational", "2025.2", flow={
+        "name": "update", "state": "RolledBack", "targetVersion": "2026.1", "completedAt": "2026-02-01T00:05:00Z",
+        "message": "rolled back to revision 3 because the test phase failed"})
+    assert _why("dep>=2026.1", rolled, SINCE) == (
+        False, True, "its update to 2026.1 was rolled back in this run, it runs 2025.2: "
+                     "rolled back to revision 3 because the test phase failed")
+    # Before this run, or with no run to compare with: the update may be run again, so it is waited for.
+    assert _why("dep>=2026.1", rolled)[:2] == (False, False)
+    earlier = _record("Operational", "2025.2", flow=dict(rolled["status"]["flow"], completedAt="2026-01-15T00:00:00Z"))
+    assert _why("dep>=2026.1", earlier, SINCE)[:2] == (False, False)
+    # The version it runs is enough: met, whatever became of the update.
+    assert _why("dep>=2025.2", rolled, SINCE)[:2] == (True, False)
+
+
 def test_failed_or_removed_with_no_flow_running_is_lost_with_the_flows_message() -> None:
     failed = _record("Failed", flow={"name": "update", "state": "Failed", "completedAt": "2026-02-02T00:00:00Z",
                                      "message": "db-sync failed: exit 1"})

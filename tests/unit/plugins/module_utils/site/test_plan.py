@@ -72,7 +72,8 @@ def test_an_entry_carries_everything_a_flow_needs() -> None:
                         "derived": False, "reasons": []},
                        {"service": "rabbitmq", "namespace": "openstack", "min_version": "", "external": False,
                         "derived": False, "reasons": []}],
-        "wait_for": ["mariadb>=10.6", "memcached", "rabbitmq"], "together_with": [], "provided": [],
+        # rabbitmq is updated in this run: keystone's flow waits for its update to end at 3.13
+        "wait_for": ["mariadb>=10.6", "memcached", "rabbitmq>=3.13"], "together_with": [], "provided": [],
         "dependents": ["placement"], "expected_duration": 300}
     placement = _by_name(_plan(OPENSTACK_HELM))["placement"]
     assert (placement["state"], placement["current_version"], placement["dependents"]) == ("", "", [])
@@ -82,12 +83,14 @@ def test_the_summary_is_one_table_in_plan_order() -> None:
     assert _plan(OPENSTACK_HELM)["summary"].splitlines() == [
         "site plan (deploy): 5 service(s) in 3 level(s); greenfield 1, update 2, nothing 2; "
         "critical path rabbitmq -> keystone -> placement (9m30s)",
-        "LEVEL  SERVICE    FLOW        VERSION           AFTER                               BESIDE  REASON",
-        "0      mariadb    nothing     10.6              -                                   -       Operational at 10.6",
-        "0      memcached  nothing     1.6               -                                   -       Operational at 1.6",
-        "0      rabbitmq   update      3.12 -> 3.13      -                                   -       version 3.12 -> 3.13 (not an OpenStack release: path not checked)",
-        "1      keystone   update      2025.1 -> 2026.1  mariadb>=10.6,memcached,rabbitmq    -       version 2025.1 -> 2026.1 (SLURP -> SLURP)",
-        "2      placement  greenfield  2026.1            keystone>=2025.1,mariadb,memcached  -       no ServiceLifecycle yet",
+        "LEVEL  SERVICE    FLOW        VERSION           AFTER                                   BESIDE  REASON",
+        "0      mariadb    nothing     10.6              -                                       -       Operational at 10.6",
+        "0      memcached  nothing     1.6               -                                       -       Operational at 1.6",
+        "0      rabbitmq   update      3.12 -> 3.13      -                                       -       "
+        "version 3.12 -> 3.13 (not an OpenStack release: path not checked)",
+        "1      keystone   update      2025.1 -> 2026.1  mariadb>=10.6,memcached,rabbitmq>=3.13  -       "
+        "version 2025.1 -> 2026.1 (SLURP -> SLURP)",
+        "2      placement  greenfield  2026.1            keystone>=2026.1,mariadb,memcached      -       no ServiceLifecycle yet",
     ]
 
 
@@ -195,3 +198,18 @@ def test_an_unsupported_jump_is_refused_before_any_release_is_read_naming_every_
 def test_a_service_deployed_anew_or_left_alone_has_no_release_path() -> None:
     entries = _by_name(_plan(OPENSTACK_HELM))
     assert entries["placement"]["flow"] == "greenfield" and entries["placement"]["release_path"] is None
+
+
+def test_a_dependent_waits_for_what_the_run_brings_its_dependencies_to() -> None:
+    """An update or a greenfield of a dependency in this run is waited for at
+    its target version, above the minimum written; a dependency left alone is
+    waited for as written."""
+    services = [{"service": "keystone", "version": "2026.1"},
+                {"service": "placement", "version": "2026.1", "depends_on": ["keystone>=2025.1", "memcached"]},
+                {"service": "memcached", "version": "1.6"}]
+    records = {("openstack", "keystone"): _slc("keystone", "Operational", "2025.2"),
+               ("openstack", "memcached"): _slc("memcached", "Operational", "1.6")}
+    entries = _by_name(_plan(services, records))
+    assert entries["placement"]["wait_for"] == ["keystone>=2026.1", "memcached"]
+    records[("openstack", "keystone")] = _slc("keystone", "Operational", "2026.1")
+    assert _by_name(_plan(services, records))["placement"]["wait_for"] == ["keystone>=2025.1", "memcached"]
