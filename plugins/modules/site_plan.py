@@ -196,7 +196,7 @@ services:
         - The dependencies its flow waits for, as C(depends_on) takes them, before it starts
           (a removal waits for C(dependents) instead); none of the services deployed beside it.
         - One the run deploys or updates is waited for at the version the run brings it to
-          (C(keystone>=2026.1)): its flow must have ended there, so updates go in order.
+          (C(keystone>=2026.1)), its flow ended there, so that updates go in order.
       type: list
       elements: str
     together_with:
