@@ -136,6 +136,7 @@ test-all:
 
 unit: collection
 	$(BIN)/pytest tests/unit tests/tooling
+	cd tests/cluster && GOFLAGS="-mod=readonly -buildvcs=false" go test ./cmd/bedlet/
 
 # The whole-site tests (each deploys a site of stock charts and takes it
 # through its flows, or the compute kit with plain Helm) run beside the other

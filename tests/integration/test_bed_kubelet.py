@@ -221,6 +221,38 @@ def test_a_bed_faults_entry_fails_a_stock_job_until_it_is_cleared(dyn, namespace
     kube.wait_for(dyn, "batch/v1", "Job", "db-sync", namespace, kube.has_condition("Complete"))
 
 
+def test_a_bed_faults_entry_chooses_the_exit_code_and_one_outcome_per_pod(dyn, namespace) -> None:
+    """An upgrade check that fails with 2, and an online migration that reports
+    more to do (exit 1) once before it is done (exit 0), each pod of the key
+    taking the next line, the last one staying."""
+    bed_faults.set_fault(dyn, namespace, "check", "exit 2: Check: Cells v2 | Result: Failure")
+    bed_faults.set_fault(dyn, namespace, "migrate", "exit 1: 50 rows migrated\nexit 0: no more to migrate")
+    create(dyn, namespace, job("check", {}, 0, restart="Never"))
+    failed = kube.wait_for(dyn, "batch/v1", "Job", "check", namespace, kube.has_condition("Failed"))
+    assert failed["status"]["failed"] == 1
+    check_pod = job_pod(dyn, namespace, "check", lambda p: (p.get("status") or {}).get("phase") == "Failed")
+    ended = check_pod["status"]["containerStatuses"][0]["state"]["terminated"]
+    assert (ended["exitCode"], ended["message"]) == (2, "Check: Cells v2 | Result: Failure")
+
+    outcomes = []
+    for _run in range(3):  # the same Job made anew, as a flow repeats its migrations
+        migrate = job("migrate", {}, 0, restart="Never")
+        migrate["metadata"]["labels"] = {"bed-test": "migrate"}
+        create(dyn, namespace, migrate)
+        kube.wait_for(dyn, "batch/v1", "Job", "migrate", namespace,
+                      lambda j: kube.has_condition("Complete")(j) or kube.has_condition("Failed")(j))
+        ended_pod = job_pod(dyn, namespace, "migrate",
+                            lambda p: (p.get("status") or {}).get("phase") in ("Succeeded", "Failed"))
+        terminated = ended_pod["status"]["containerStatuses"][0]["state"]["terminated"]
+        outcomes.append((ended_pod["status"]["phase"], terminated["exitCode"], terminated.get("message", "")))
+        dyn.resources.get(api_version="batch/v1", kind="Job").delete(
+            name="migrate", namespace=namespace, body={"propagationPolicy": "Foreground"})
+        kube.wait_for_gone(dyn, "batch/v1", "Job", namespace, "bed-test=migrate")
+        kube.wait_for_gone(dyn, "v1", "Pod", namespace, "job-name=migrate")
+    assert outcomes == [("Failed", 1, "50 rows migrated"), ("Succeeded", 0, "no more to migrate"),
+                        ("Succeeded", 0, "no more to migrate")]
+
+
 def test_claims_of_the_bed_classes_bind_and_their_volumes_go_with_them(dyn, namespace) -> None:
     def claim(name: str, cls: Optional[str]) -> Dict[str, Any]:
         spec: Dict[str, Any] = {"accessModes": ["ReadWriteOnce"],

@@ -2,7 +2,8 @@
 
 bedlet reads the ConfigMap ``bed-faults`` of the pod's namespace: a key names
 a Job (its pods' job-name label) or a bare pod, its value is the termination
-message the pod's containers fail with. A pod created after the key is set
+message the pod's containers fail with (exit 1), or `exit <code>: <message>`
+(`exit 0` succeeds), one outcome per line for the key's successive pods. A pod created after the key is set
 fails; a pod created after it is cleared does not; a pod already told to fail
 keeps failing, as with a broken image. See docs/test-bed.md.
 """
