@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from ansible_collections.lcm.openstack.plugins.module_utils.kube import lease_renewer, namespace_ensure
-from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle import flow, flow_end, flow_lease, runner
+from ansible_collections.lcm.openstack.plugins.module_utils.kube import namespace_ensure
+from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle import flow, flow_end, flow_lease, lease_renewer, runner
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.common import given, warn
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.connection import client, reported
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
