@@ -21,7 +21,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import
 from ansible_collections.lcm.openstack.plugins.module_utils.helm import storage as release_storage, render
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle import service_hold
 from ansible_collections.lcm.openstack.plugins.module_utils.phase import (
-    backup_step, dependencies, ownership, record as phase_record, resume, selection, steps,
+    backup_step, ownership, record as phase_record, resume, selection, steps, waves,
 )
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.apply import Applied, Applier, actions
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.ownership import owner_reference, placeholder_owner
@@ -89,10 +89,10 @@ class PhaseRunner:
             # the one step asked for has nothing to run (missing_job: warn): no Phase, no change
             return {"changed": False, "phase": {}, "objects_applied": [], "warnings": self.warnings}
         # In check mode before the release exists, its Services are still to come.
-        self.beside = dependencies.check(objects, self.rendered, req.namespace,
-                                         dependencies.cluster_lookup(self.dyn),
-                                         release_creates=self.check_mode and self.deployed is None,
-                                         provided=lifecycle.provided_by_site)
+        self.beside = waves.check(objects, self.rendered, req.namespace,
+                                  waves.cluster_lookup(self.dyn),
+                                  release_creates=self.check_mode and self.deployed is None,
+                                  provided=lifecycle.provided_by_site)
         spec = build_spec(req, [o.obj for o in objects])
         hash_ = spec_hash(spec)
         body = phase_body(req, spec, hash_)

@@ -143,7 +143,7 @@ def test_a_module_does_not_ship_the_other_modules_engines(module: str, not_shipp
 # service_lifecycle and traffic (which ships the dependency wait) by 9 kB for lifecycle/dependency_chain.py:
 # a start that fails on a lost dependency follows the chain to the service whose own flow failed.
 # site_plan by 70 kB for rendering every chart of the site (helm/cli.py, helm/render.py) and reading
-# the order their pods declare (phase/dependencies.py, site/chart_graph.py, site/order.py): it runs
+# the order their pods declare (phase/waves.py, site/chart_graph.py, site/order.py): it runs
 # once per site run. phase by 1 kB for the dependencies a flow of the same site creates beside it.
 # phase by 8 kB for every database of a service backed up and restored: phase/service_database.py
 # reads db-init's secret kind and helm-toolkit's db Secrets, db_backup.py loops over the databases.
