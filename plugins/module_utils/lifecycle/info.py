@@ -14,7 +14,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.flow impor
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import (
     LABEL_SERVICE, LABEL_TYPE, LIFECYCLE_KIND, PHASE_KIND,
 )
-from ansible_collections.lcm.openstack.plugins.module_utils.phase.summary import summary
+from ansible_collections.lcm.openstack.plugins.module_utils.common.phase_view import summary
 
 
 def lifecycle_summary(slc: Dict[str, Any]) -> Dict[str, Any]:

@@ -33,7 +33,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils.common.model import 
     FAILED, LABEL_PHASE, LABEL_SERVICE, LABEL_SPEC_HASH, LABEL_TYPE, PENDING, PHASE_KIND, RUNNING, SUCCEEDED,
 )
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.status import StatusWriter
-from ansible_collections.lcm.openstack.plugins.module_utils.phase.summary import summary
+from ansible_collections.lcm.openstack.plugins.module_utils.common.phase_view import summary
 from ansible_collections.lcm.openstack.plugins.module_utils.common.redact import Redactor
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.spec import (
     PhaseRequest, build_spec, phase_body, spec_hash,

@@ -36,7 +36,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils.common.model import 
     LABEL_SPEC_HASH, PHASE_KIND,
 )
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.status import StatusWriter
-from ansible_collections.lcm.openstack.plugins.module_utils.phase.summary import summary
+from ansible_collections.lcm.openstack.plugins.module_utils.common.phase_view import summary
 from ansible_collections.lcm.openstack.plugins.module_utils.common.redact import Redactor
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.spec import (
     PhaseRequest, Source, build_spec, digest, phase_body, spec_hash,

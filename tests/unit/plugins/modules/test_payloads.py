@@ -81,7 +81,7 @@ def test_phase_info_ships_a_small_part_of_the_collection() -> None:
     ("phase", {"helm/release.py", "adapter/traffic.py", "adapter/helm_release.py"}),
     # site_plan reads ServiceLifecycles and writes nothing: no record writer, no phase
     ("site_plan", {"phase/runner.py", "traffic/runner.py", "helm/release.py", "updatestatus/keeper.py",
-                   "lifecycle/record.py", "phase/summary.py"}),
+                   "lifecycle/record.py", "common/phase_view.py"}),
 ])
 def test_a_module_does_not_ship_the_other_modules_engines(module: str, not_shipped: Set[str]) -> None:
     assert not_shipped <= _names(set(UTILS.rglob("*.py")))  # each name is a file that exists

@@ -18,7 +18,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils.phase import status 
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.entries import BUDGET
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.diagnosis import Failure
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.status import INTERVAL, StatusWriter
-from ansible_collections.lcm.openstack.plugins.module_utils.phase.summary import summary
+from ansible_collections.lcm.openstack.plugins.module_utils.common.phase_view import summary
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.readiness import Readiness
 from ansible_collections.lcm.openstack.plugins.module_utils.common.redact import Redactor
 from ansible_collections.lcm.openstack.plugins.module_utils.common.timefmt import parse_time

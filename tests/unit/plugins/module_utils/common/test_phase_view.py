@@ -1,4 +1,4 @@
-"""plugins/module_utils/phase/summary.py: a Phase as the modules return it,
+"""plugins/module_utils/common/phase_view.py: a Phase as the modules return it,
 snake_case, with what only a failed or a backed-up Phase has."""
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ from typing import Any, Dict
 import pytest
 import yaml
 
-from ansible_collections.lcm.openstack.plugins.module_utils.phase.summary import summary
+from ansible_collections.lcm.openstack.plugins.module_utils.common.phase_view import summary
 from support.paths import UNIT_FIXTURES
 
-PHASES: Dict[str, Any] = yaml.safe_load((UNIT_FIXTURES / "phase_summary" / "phases.yaml").read_text())
+PHASES: Dict[str, Any] = yaml.safe_load((UNIT_FIXTURES / "phase_view" / "phases.yaml").read_text())
 FAILURE_KEYS = {"failed_object", "reason", "log_tail", "stopped_jobs"}
 
 
