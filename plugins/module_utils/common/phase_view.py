@@ -1,7 +1,8 @@
 # Copyright: lcm.openstack contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """A Phase as the modules return it. Apart from the status writer (phase/status.py) so that what only reads
-Phases (phase_info, the flow summary) does not ship the phase engine."""
+Phases (phase_info, the flow summary) does not ship the phase engine; in common/ since phase, traffic and
+lifecycle all return it, and lifecycle does not import phase."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ def _snake(record: Dict[str, Any]) -> Dict[str, Any]:
     return {"".join(f"_{c.lower()}" if c.isupper() else c for c in k): v for k, v in record.items()}
 
 
-def summary(phase: Dict[str, Any]) -> Dict[str, Any]:
+def describe_phase(phase: Dict[str, Any]) -> Dict[str, Any]:
     """A Phase as the modules return it (snake_case keys)."""
     meta, spec, status = phase["metadata"], phase.get("spec") or {}, phase.get("status") or {}
     started, completed = parse_time(status.get("startedAt")), parse_time(status.get("completedAt"))

@@ -33,7 +33,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils.common.model import 
     FAILED, LABEL_PHASE, LABEL_SERVICE, LABEL_SPEC_HASH, LABEL_TYPE, PENDING, PHASE_KIND, RUNNING, SUCCEEDED,
 )
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.status import StatusWriter
-from ansible_collections.lcm.openstack.plugins.module_utils.common.phase_view import summary
+from ansible_collections.lcm.openstack.plugins.module_utils.common.phase_view import describe_phase
 from ansible_collections.lcm.openstack.plugins.module_utils.common.redact import Redactor
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.spec import (
     PhaseRequest, build_spec, phase_body, spec_hash,
@@ -103,7 +103,7 @@ class PhaseRunner:
         if same and state == SUCCEEDED:
             if not self.check_mode:
                 lifecycle.phase_found_done(existing)
-            return {"changed": False, "phase": summary(existing), "objects_applied": []}
+            return {"changed": False, "phase": describe_phase(existing), "objects_applied": []}
         if existing is not None and not same and state in (PENDING, RUNNING):
             raise PhaseError(f"Phase {name} is {state} with another spec; wait for it or delete it "
                              "(state: absent) before running a different one under that name")
@@ -217,7 +217,7 @@ class PhaseRunner:
             lines.changed(states)
 
         def details() -> Dict[str, Any]:
-            return {"changed": True, "phase": summary(writer.phase), "objects_applied": actions(applied)}
+            return {"changed": True, "phase": describe_phase(writer.phase), "objects_applied": actions(applied)}
         # Imported here: only a run that waits asks it (phase/gone.py).
         from ansible_collections.lcm.openstack.plugins.module_utils.phase.gone import asker  # pylint: disable=import-outside-toplevel
         gone_reason = asker(self.dyn, self.phases, req.namespace, name)
@@ -232,7 +232,7 @@ class PhaseRunner:
                 lines.wave(index, writer.waves, [(o.kind, o.name) for o in wave])
                 applied += done
                 if not req.wait and any(o.kind not in selection.CONFIG_KINDS for o in wave):
-                    return {"changed": True, "phase": summary(writer.phase),
+                    return {"changed": True, "phase": describe_phase(writer.phase),
                             "objects_applied": actions(applied), "diffs": applied}
                 targets = [Target(a.api_version, a.kind, a.name, labelled=a.action != "shared")
                            for a in applied[-len(wave):]]
@@ -254,7 +254,7 @@ class PhaseRunner:
                     writer.fail(failure, stop_jobs(self.dyn, writer.phase))
                     raise PhaseFailed(writer.phase["status"]["message"], **details())
             writer.succeed()
-            return {"changed": True, "phase": summary(writer.phase),
+            return {"changed": True, "phase": describe_phase(writer.phase),
                     "objects_applied": actions(applied), "diffs": applied}
 
     def _dry_run(self, body: Dict[str, Any], objects: List[render.Rendered],
