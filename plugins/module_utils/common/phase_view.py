@@ -1,8 +1,7 @@
 # Copyright: lcm.openstack contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """A Phase as the modules return it. Apart from the status writer (phase/status.py) so that what only reads
-Phases (phase_info, the flow summary) does not ship the phase engine; in common/ since phase, traffic and
-lifecycle all return it, and lifecycle does not import phase."""
+Phases (phase_info, the flow summary) does not ship the phase engine."""
 
 from __future__ import annotations
 
