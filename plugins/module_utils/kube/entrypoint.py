@@ -28,6 +28,9 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
 
+# The kinds whose pods carry the declarations: what orders by them reads these.
+POD_KINDS = ("Job", "Pod", "Deployment", "StatefulSet", "DaemonSet")
+
 
 @dataclass(frozen=True)
 class Dependency:

@@ -30,8 +30,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.render import Rendered
 from ansible_collections.lcm.openstack.plugins.module_utils.kube import pod_config
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.entrypoint import (
-    Dependency, declared, labels_match, meta_labels, pod_labels)
-from ansible_collections.lcm.openstack.plugins.module_utils.phase.waves import POD_KINDS
+    POD_KINDS, Dependency, declared, labels_match, meta_labels, pod_labels)
 from ansible_collections.lcm.openstack.plugins.module_utils.site.graph import find_cycle
 
 Key = Tuple[str, str]  # (namespace, service)
