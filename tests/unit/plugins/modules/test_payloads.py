@@ -150,10 +150,10 @@ def test_a_module_does_not_ship_the_other_modules_engines(module: str, not_shipp
 # helm_release by 9.5 kB for helm/ownership.py: Helm's refusal to take an object another release owns,
 # said as its owner and the chart value that switches its template off (chart_files.py reads the template).
 # traffic by 22.5 kB for choosing the object a flow names none of from the deployed release
-# (traffic/target.py, candidates.py, release_target.py; helm/storage.py reading its manifest and the
+# (traffic/target.py, kube/release_services.py, traffic/release_target.py; helm/storage.py reading its manifest and the
 # chart's values) and for a step with nothing to route recorded on the flow (lifecycle/flow.py);
 # the modules that keep the UpdateStatus by 3.5 to 6 kB for its endpoints insight judging the
-# Services that select the release's pods (traffic/candidates.py) and for flow.py's skipped steps;
+# Services that select the release's pods (kube/release_services.py) and for flow.py's skipped steps;
 # the modules that ship helm/storage.py by 1.5 to 2 kB for it; phase_info by 3 kB for flow.py.
 # phase by 0.5 kB for phase/spec.py's options setter (a database step turned off for a chart with none).
 # helm_release, phase, service_lifecycle and traffic by 1 kB for kube/lease.py giving a Lease back after
