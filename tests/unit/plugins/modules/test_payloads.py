@@ -164,9 +164,11 @@ def test_a_module_does_not_ship_the_other_modules_engines(module: str, not_shipp
 # declarations, read once for phases, sites and hooks), the cluster-scoped objects of a phase, the
 # database step of a chart with no database; site_plan by 7 kB for kube/pod_config.py (what a pod
 # cannot start without) and site/order.py; service_lifecycle by 2 kB for the group a flow starts with.
+# service_lifecycle by 2.3 kB for a flow's start in lifecycle/flow_start.py beside its end, out of the
+# adapter, and lifecycle/flow_run.py, the one call the adapter makes for a start or an end.
 PAYLOAD_BUDGET = {
     "helm_release": 270_500, "helm_release_info": 103_500, "phase": 511_500, "phase_info": 93_500,
-    "service_lifecycle": 301_000, "site_plan": 192_500, "traffic": 652_500, "update_status": 192_000,
+    "service_lifecycle": 303_000, "site_plan": 192_500, "traffic": 652_500, "update_status": 192_000,
 }
 
 
