@@ -22,7 +22,7 @@ from typing import Any, Dict, List, Set, Tuple
 import pytest
 from kubernetes import dynamic
 
-from ansible_collections.lcm.openstack.plugins.module_utils.phase.dependencies import declared
+from ansible_collections.lcm.openstack.plugins.module_utils.phase.waves import declared
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.selection import pod_references
 from support import kube, openstack_helm
 from support.ansible import run_module

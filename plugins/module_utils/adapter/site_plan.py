@@ -52,7 +52,7 @@ def run_site_plan(module: Any) -> None:
         # `helm template` renders on the client: no connection settings for Helm.
         helm = Helm(find_helm(p.get("binary_path"), os.environ), redactor=redactor)
         renders = render_all(helm, charts)
-        from ansible_collections.lcm.openstack.plugins.module_utils.phase.dependencies import cluster_lookup
+        from ansible_collections.lcm.openstack.plugins.module_utils.phase.waves import cluster_lookup
         return derive(renders, cluster_lookup(dyn()), external=p["external"])
     try:
         result = site_plan(p["services"], p["action"], p["external"], records,

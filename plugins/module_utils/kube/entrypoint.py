@@ -15,7 +15,7 @@ name in its environment:
 - ``DEPENDENCY_CUSTOM_RESOURCE``: custom resources with field values.
 
 Read here once for everything that orders by them: a phase's waves
-(phase/dependencies.py), a site's order across releases
+(phase/waves.py), a site's order across releases
 (site/chart_graph.py), and what a hook Job that Helm waited for was waiting
 for (helm/hooks.py).
 """
@@ -27,6 +27,9 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+
+# The kinds whose pods carry the declarations: what orders by them reads these.
+POD_KINDS = ("Job", "Pod", "Deployment", "StatefulSet", "DaemonSet")
 
 
 @dataclass(frozen=True)

@@ -174,7 +174,7 @@ class Lease:
     def release(self) -> bool:
         """Give the Lease back if this holder holds it (the record stays). A
         renewal of this holder's own between the read and the write (the
-        renewer left by a flow's start, kube/lease_renewer.py) is no other
+        renewer left by a flow's start, lifecycle/lease_renewer.py) is no other
         run: the Lease is read again and given back."""
         for attempt in range(RELEASE_TRIES):
             lease = self._get()

@@ -6,7 +6,7 @@ A flow takes the coordination.k8s.io Lease `lcm-flow-<service>` in the
 service's namespace when it starts and gives it back when it ends. Its holder
 is the playbook run (kube/lease.py), so every module call of one run is the same
 holder and any other run is not. While the run lives, a small process left
-behind by the start renews the Lease (kube/lease_renewer.py); when the playbook
+behind by the start renews the Lease (lifecycle/lease_renewer.py); when the playbook
 exits, however it exits, that process sees it (a pidfd, no polling) and
 gives the Lease back. If the host itself is lost, the Lease expires
 `duration` seconds after its last renewal and the next flow takes it over,

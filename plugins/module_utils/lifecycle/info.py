@@ -14,7 +14,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.flow impor
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import (
     LABEL_SERVICE, LABEL_TYPE, LIFECYCLE_KIND, PHASE_KIND,
 )
-from ansible_collections.lcm.openstack.plugins.module_utils.phase.summary import summary
+from ansible_collections.lcm.openstack.plugins.module_utils.common.phase_view import describe_phase
 
 
 def lifecycle_summary(slc: Dict[str, Any]) -> Dict[str, Any]:
@@ -46,7 +46,7 @@ def list_lifecycle(dyn: Any, namespace: Optional[str], service: Optional[str] = 
     """Phases (oldest first) and ServiceLifecycles that match every filter given."""
     selector = ",".join(s for s in (f"{LABEL_SERVICE}={service}" if service else "",
                                     f"{LABEL_TYPE}={phase_type}" if phase_type else "") if s)
-    phases = [summary(p) for p in sorted(_list(dyn, PHASE_KIND, namespace, selector), key=started_order)
+    phases = [describe_phase(p) for p in sorted(_list(dyn, PHASE_KIND, namespace, selector), key=started_order)
               if (not name or p["metadata"]["name"] == name)
               and (not state or (p.get("status") or {}).get("state", "Pending") == state)]
     slc_selector = f"{LABEL_SERVICE}={service}" if service else ""

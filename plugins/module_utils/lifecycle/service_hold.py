@@ -9,14 +9,14 @@ takes the same Lease for its playbook run, so two such runs started together
 do not both drive one Phase, and neither runs while a flow of another run
 holds the service. Inside a flow, or after an earlier phase of the same run,
 the run holds it already and nothing is taken. The Lease is kept renewed
-until the playbook ends and given back then (kube/lease_renewer.py), as a flow's.
+until the playbook ends and given back then (lifecycle/lease_renewer.py), as a flow's.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ansible_collections.lcm.openstack.plugins.module_utils.kube import lease_renewer
+from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle import lease_renewer
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.flow_lease import FlowLease, holder_identity
 
 

@@ -41,7 +41,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Set, Tuple
 
-from ansible_collections.lcm.openstack.plugins.module_utils.phase.dependencies import Graph, declared
+from ansible_collections.lcm.openstack.plugins.module_utils.phase.waves import Graph, declared
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import API_VERSION, GROUP, LABEL_SERVICE, PHASE_KIND
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.render import Rendered

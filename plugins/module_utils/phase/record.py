@@ -91,7 +91,7 @@ def _refreshed(dyn: Any, warnings: List[str]) -> None:
     """The UpdateStatus follows the record: refreshed when the run starts (it
     shows the phase as current while it runs) and when it ends, in this
     process; the roles and flows run no refresh of their own."""
-    # Imported here: update_status reads Phases through modules that import this one.
+    # Imported here: the phase and traffic modules load the keeper only once a run writes (test_payloads).
     from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.keeper import refresh
 
     warning = refresh(dyn)

@@ -21,7 +21,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import
 from ansible_collections.lcm.openstack.plugins.module_utils.helm import storage as release_storage, render
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle import service_hold
 from ansible_collections.lcm.openstack.plugins.module_utils.phase import (
-    backup_step, dependencies, ownership, record as phase_record, resume, selection, steps,
+    backup_step, ownership, record as phase_record, resume, selection, steps, waves,
 )
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.apply import Applied, Applier, actions
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.ownership import owner_reference, placeholder_owner
@@ -33,7 +33,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils.common.model import 
     FAILED, LABEL_PHASE, LABEL_SERVICE, LABEL_SPEC_HASH, LABEL_TYPE, PENDING, PHASE_KIND, RUNNING, SUCCEEDED,
 )
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.status import StatusWriter
-from ansible_collections.lcm.openstack.plugins.module_utils.phase.summary import summary
+from ansible_collections.lcm.openstack.plugins.module_utils.common.phase_view import describe_phase
 from ansible_collections.lcm.openstack.plugins.module_utils.common.redact import Redactor
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.spec import (
     PhaseRequest, build_spec, phase_body, spec_hash,
@@ -89,10 +89,10 @@ class PhaseRunner:
             # the one step asked for has nothing to run (missing_job: warn): no Phase, no change
             return {"changed": False, "phase": {}, "objects_applied": [], "warnings": self.warnings}
         # In check mode before the release exists, its Services are still to come.
-        self.beside = dependencies.check(objects, self.rendered, req.namespace,
-                                         dependencies.cluster_lookup(self.dyn),
-                                         release_creates=self.check_mode and self.deployed is None,
-                                         provided=lifecycle.provided_by_site)
+        self.beside = waves.check(objects, self.rendered, req.namespace,
+                                  waves.cluster_lookup(self.dyn),
+                                  release_creates=self.check_mode and self.deployed is None,
+                                  provided=lifecycle.provided_by_site)
         spec = build_spec(req, [o.obj for o in objects])
         hash_ = spec_hash(spec)
         body = phase_body(req, spec, hash_)
@@ -103,7 +103,7 @@ class PhaseRunner:
         if same and state == SUCCEEDED:
             if not self.check_mode:
                 lifecycle.phase_found_done(existing)
-            return {"changed": False, "phase": summary(existing), "objects_applied": []}
+            return {"changed": False, "phase": describe_phase(existing), "objects_applied": []}
         if existing is not None and not same and state in (PENDING, RUNNING):
             raise PhaseError(f"Phase {name} is {state} with another spec; wait for it or delete it "
                              "(state: absent) before running a different one under that name")
@@ -217,7 +217,7 @@ class PhaseRunner:
             lines.changed(states)
 
         def details() -> Dict[str, Any]:
-            return {"changed": True, "phase": summary(writer.phase), "objects_applied": actions(applied)}
+            return {"changed": True, "phase": describe_phase(writer.phase), "objects_applied": actions(applied)}
         # Imported here: only a run that waits asks it (phase/gone.py).
         from ansible_collections.lcm.openstack.plugins.module_utils.phase.gone import asker  # pylint: disable=import-outside-toplevel
         gone_reason = asker(self.dyn, self.phases, req.namespace, name)
@@ -232,7 +232,7 @@ class PhaseRunner:
                 lines.wave(index, writer.waves, [(o.kind, o.name) for o in wave])
                 applied += done
                 if not req.wait and any(o.kind not in selection.CONFIG_KINDS for o in wave):
-                    return {"changed": True, "phase": summary(writer.phase),
+                    return {"changed": True, "phase": describe_phase(writer.phase),
                             "objects_applied": actions(applied), "diffs": applied}
                 targets = [Target(a.api_version, a.kind, a.name, labelled=a.action != "shared")
                            for a in applied[-len(wave):]]
@@ -254,7 +254,7 @@ class PhaseRunner:
                     writer.fail(failure, stop_jobs(self.dyn, writer.phase))
                     raise PhaseFailed(writer.phase["status"]["message"], **details())
             writer.succeed()
-            return {"changed": True, "phase": summary(writer.phase),
+            return {"changed": True, "phase": describe_phase(writer.phase),
                     "objects_applied": actions(applied), "diffs": applied}
 
     def _dry_run(self, body: Dict[str, Any], objects: List[render.Rendered],

@@ -18,7 +18,7 @@ an upgrade or a rollback needs its configuration and credentials re-created.
 Objects run in waves: every object of a wave must be Current before the next
 wave starts. Config objects come first. Where the chart declares an order
 among the phase's objects (openstack-helm's kubernetes-entrypoint, see
-phase/dependencies.py), the waves are its levels: a Job runs in the wave after
+phase/waves.py), the waves are its levels: a Job runs in the wave after
 every Job of the phase it waits for, and the Jobs of one level run together,
 as they do under Helm. Only when nothing is declared: the order of the
 template list, then Helm's hook weight. ``lifecycle.openstack.org/wave``
@@ -30,7 +30,7 @@ from __future__ import annotations
 import fnmatch
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
-from ansible_collections.lcm.openstack.plugins.module_utils.phase.dependencies import Graph
+from ansible_collections.lcm.openstack.plugins.module_utils.phase.waves import Graph
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import (
     ANNOTATION_PHASES, DEFAULT_TEMPLATES, GROUP, PHASE_ONLY_TEMPLATES,

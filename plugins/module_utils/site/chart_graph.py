@@ -3,7 +3,7 @@
 """The order of a site, read from what its charts render.
 
 Every openstack-helm pod says what it waits for in its kubernetes-entrypoint
-init container (`phase/dependencies.py`): a Service with ready endpoints, a
+init container (`phase/waves.py`): a Service with ready endpoints, a
 Job that completed, a DaemonSet, a pod with given labels. Read across all the
 releases of a site, each of those names an object that some release renders,
 and so a release the waiting one depends on. That is the site's order, as the
@@ -30,8 +30,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.render import Rendered
 from ansible_collections.lcm.openstack.plugins.module_utils.kube import pod_config
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.entrypoint import (
-    Dependency, declared, labels_match, meta_labels, pod_labels)
-from ansible_collections.lcm.openstack.plugins.module_utils.phase.dependencies import POD_KINDS
+    POD_KINDS, Dependency, declared, labels_match, meta_labels, pod_labels)
 from ansible_collections.lcm.openstack.plugins.module_utils.site.graph import find_cycle
 
 Key = Tuple[str, str]  # (namespace, service)

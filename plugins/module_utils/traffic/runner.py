@@ -36,7 +36,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils.common.model import 
     LABEL_SPEC_HASH, PHASE_KIND,
 )
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.status import StatusWriter
-from ansible_collections.lcm.openstack.plugins.module_utils.phase.summary import summary
+from ansible_collections.lcm.openstack.plugins.module_utils.common.phase_view import describe_phase
 from ansible_collections.lcm.openstack.plugins.module_utils.common.redact import Redactor
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.spec import (
     PhaseRequest, Source, build_spec, digest, phase_body, spec_hash,
@@ -173,7 +173,7 @@ class TrafficRunner:
                     writer.failed(exc.reason, str(exc), plan.key)
                     raise PhaseFailed(writer.phase["status"]["message"], **self._failed(result, writer)) from exc
                 writer.succeeded(message)
-                result.update(phase=summary(writer.phase), message=message)
+                result.update(phase=describe_phase(writer.phase), message=message)
                 return result
         finally:
             if warnings:  # the refreshes at the start and the end
@@ -182,7 +182,7 @@ class TrafficRunner:
     @staticmethod
     def _failed(result: Dict[str, Any], writer: StatusWriter) -> Dict[str, Any]:
         details = {k: v for k, v in result.items() if k not in ("message", "diff")}
-        return dict(details, phase=summary(writer.phase))
+        return dict(details, phase=describe_phase(writer.phase))
 
     # -- the backends --------------------------------------------------------------
     def _select(self, plan: Plan, writer: StatusWriter, result: Dict[str, Any]) -> str:

@@ -11,7 +11,7 @@ manifest and its values with the chart's defaults.
   ExternalName) whose selector picks the pod template of a Deployment,
   StatefulSet, DaemonSet or ReplicaSet of the release; when none picks one
   (pods made some other way), every Service that selects pods
-  (traffic/candidates.py).
+  (kube/release_services.py).
 - No Service that selects pods: nothing to route (node agents such as
   openvswitch and libvirt); the caller skips the traffic step, and says why.
 - One candidate: it.
@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
-from ansible_collections.lcm.openstack.plugins.module_utils.traffic.candidates import (
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.release_services import (
     candidates, name_of, of_kind, pod_labels,
 )
 

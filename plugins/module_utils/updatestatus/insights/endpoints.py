@@ -3,7 +3,7 @@
 """Services said to be Operational whose api Service has no ready endpoint.
 
 The api Services are those of the service's Helm release that take its
-traffic, as traffic/candidates.py finds them, never by a name: the
+traffic, as kube/release_services.py finds them, never by a name: the
 Services with a selector (ExternalName ones aside) that select pods of the
 release (its Deployments' pod templates, the namespace's pods), the traffic
 gate's key aside; every Service of the release with a selector when none
@@ -24,7 +24,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.insight
     new_insight, resource,
 )
 from ansible_collections.lcm.openstack.plugins.module_utils.common.timefmt import parse_time
-from ansible_collections.lcm.openstack.plugins.module_utils.traffic.candidates import candidates
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.release_services import candidates
 from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.insights.scope import RELEASE_ANNOTATION, Scope, Service
 
 NAME = "endpoints"
@@ -56,7 +56,7 @@ def produce(snapshot: Snapshot, settings: Settings) -> List[Insight]:
 
 
 def api_services(snapshot: Snapshot, svc: Service) -> List[dict]:
-    """The Services of the release that select its pods (traffic/candidates.py)."""
+    """The Services of the release that select its pods (kube/release_services.py)."""
     mine = [s for s in snapshot.services
             if namespace_of(s) == svc.namespace and annotations(s).get(RELEASE_ANNOTATION) == svc.release]
     pods = [((d.get("spec") or {}).get("template") or {}).get("metadata", {}).get("labels") or {}

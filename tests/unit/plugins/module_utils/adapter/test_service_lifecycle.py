@@ -1,6 +1,7 @@
 """plugins/module_utils/adapter/service_lifecycle.py: the parameters become
-the flow request; a change to the record refreshes the UpdateStatus in the
-same process, a check-mode run or a run that changed nothing does not."""
+the flow request, handed in one call to lifecycle/flow_run.py; its result is
+the task's (the diff only when asked for), its warnings the task's warnings,
+its error the task's failure."""
 
 from __future__ import annotations
 
@@ -10,8 +11,11 @@ import pytest
 from support.fake_module import FakeModule, ended
 
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter import service_lifecycle as adapter
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle import flow_end
 from ansible_collections.lcm.openstack.plugins.modules import service_lifecycle as module
+
+DIFF = {"before": {"state": "Operational"}, "after": {"state": "Removed"}}
 
 
 def _module(check_mode: bool, **given: Any) -> FakeModule:
@@ -20,19 +24,16 @@ def _module(check_mode: bool, **given: Any) -> FakeModule:
 
 @pytest.fixture
 def seen(monkeypatch: pytest.MonkeyPatch) -> Dict[str, Any]:
-    seen: Dict[str, Any] = {"refreshed": 0, "changed": True}
+    seen: Dict[str, Any] = {"calls": 0}
     monkeypatch.setattr(adapter, "client", lambda module_: object())
-    monkeypatch.setattr(adapter, "Lifecycle", lambda *args: None)
 
-    def run(lifecycle: Any, req: Any, check_mode: bool) -> Dict[str, Any]:
-        seen["req"] = req
-        return {"changed": seen["changed"], "lifecycle": {}, "report": "", "diff": {}}
-
-    def refresh(dyn: Any) -> str:
-        seen["refreshed"] += 1
-        return "the UpdateStatus was not refreshed: 403" if seen.get("refresh_fails") else ""
-    monkeypatch.setattr(adapter.runner, "run", run)
-    monkeypatch.setattr(adapter, "refresh", refresh)
+    def run(dyn: Any, req: Any, check_mode: bool, warnings: List[str], create_namespace: bool = False) -> Dict[str, Any]:
+        seen.update(req=req, check_mode=check_mode, create_namespace=create_namespace, calls=seen["calls"] + 1)
+        warnings.extend(seen.get("warnings", []))
+        if seen.get("fails"):
+            raise PhaseError(seen["fails"])
+        return {"changed": True, "lifecycle": {}, "report": "", "diff": dict(DIFF)}
+    monkeypatch.setattr(adapter.flow_run, "run", run)
     return seen
 
 
@@ -49,92 +50,60 @@ def test_the_request_takes_what_was_given_and_the_engines_defaults(seen: Dict[st
     assert (req.service, req.release, req.namespace, req.lifecycle_state) == ("keystone", "keystone", "openstack", "Removed")
     assert (req.message, tuple(req.planned), req.target_version, req.from_revision, req.require_dependencies) == (
         "", (), "", 0, True)
+    assert (seen["calls"], seen["check_mode"], seen["create_namespace"]) == (1, True, False)
 
 
-def test_a_change_refreshes_the_update_status_and_a_failed_refresh_warns(seen: Dict[str, Any]) -> None:
-    seen["refresh_fails"] = True
+def test_a_flow_start_hands_its_flow_and_create_namespace_over(seen: Dict[str, Any]) -> None:
+    _run(_module(check_mode=False, create_namespace=True, dependency_timeout=600,
+                 flow={"name": "greenfield", "action": "start", "planned": ["install", "test"], "target_version": "2025.1",
+                       "from_revision": None, "result": None}))
+    req = seen["req"]
+    assert (req.flow, req.flow_action, tuple(req.planned), req.target_version, req.dependency_timeout) == (
+        "greenfield", "start", ("install", "test"), "2025.1", 600)
+    assert (seen["check_mode"], seen["create_namespace"]) == (False, True)
+
+
+def test_the_diff_is_returned_only_when_asked_for(seen: Dict[str, Any]) -> None:
+    assert "diff" not in _run(_module(check_mode=False, lifecycle_state="Removed"))
     mod = _module(check_mode=False, lifecycle_state="Removed")
-    out = _run(mod)
-    assert seen["refreshed"] == 1 and mod.warnings == ["the UpdateStatus was not refreshed: 403"]
-    assert out["changed"] is True
+    mod._diff = True  # pylint: disable=protected-access
+    assert _run(mod)["diff"] == DIFF
 
 
-def test_no_change_and_check_mode_refresh_nothing(seen: Dict[str, Any]) -> None:
-    _run(_module(check_mode=True, lifecycle_state="Removed"))
-    seen["changed"] = False
-    _run(_module(check_mode=False, lifecycle_state="Removed"))
-    assert seen["refreshed"] == 0
-
-
-class _Lease:
-    """The flow Lease as the adapter uses it; every call lands in `calls`."""
-
-    def __init__(self, calls: List[str], races: int = 0) -> None:
-        self.calls, self.races = calls, races
-
-    def acquire(self, purpose: str) -> Any:
-        self.calls.append("acquire")
-        return type("Taken", (), {"action": "acquired", "message": "keystone: flow lease lcm-flow-keystone taken by host/1"})()
-
-    def release(self) -> bool:
-        self.calls.append("release")
-        if self.races:
-            self.races -= 1
-            raise adapter.PhaseError("another run changed the Lease lcm-flow-keystone at the same moment")
-        return True
-
-
-@pytest.fixture
-def calls(monkeypatch: pytest.MonkeyPatch, seen: Dict[str, Any]) -> List[str]:
-    calls: List[str] = []
-    monkeypatch.setattr(adapter.flow_lease, "holder_identity", lambda: "host/1")
-    monkeypatch.setattr(adapter.flow_lease, "FlowLease", lambda *args: seen.setdefault("lease", _Lease(calls)))
-    monkeypatch.setattr(adapter.lease_renewer, "keep_renewed", lambda dyn, lease: calls.append("renewer"))
-    run = adapter.runner.run
-
-    def recorded(lifecycle: Any, req: Any, check_mode: bool) -> Dict[str, Any]:
-        calls.append("run")
-        if seen.get("fails"):
-            raise adapter.PhaseError(seen["fails"])
-        return run(lifecycle, req, check_mode)
-    monkeypatch.setattr(adapter.runner, "run", recorded)
-    return calls
-
-
-def _start(**given: Any) -> FakeModule:
-    return _module(check_mode=False, flow={"name": "greenfield", "action": "start", "planned": None,
-                                           "target_version": None, "from_revision": None, "result": None}, **given)
-
-
-def test_a_start_that_may_wait_keeps_its_lease_renewed_from_before_the_wait(calls: List[str]) -> None:
-    out = _run(_start(dependency_timeout=600, dependencies_since="2026-02-01T00:00:00Z"))
-    assert calls == ["acquire", "renewer", "run"]
-    assert out["lease"].startswith("keystone: flow lease")
-
-
-def test_a_start_that_does_not_wait_leaves_the_renewer_once_started(calls: List[str], seen: Dict[str, Any]) -> None:
-    _run(_start())
-    assert calls == ["acquire", "run", "renewer"]
-    assert (seen["req"].dependency_timeout, seen["req"].dependencies_since) == (0, "")
-
-
-def test_a_wait_that_fails_gives_the_lease_back_even_racing_its_renewer(calls: List[str], seen: Dict[str, Any]) -> None:
+def test_warnings_are_the_tasks_whether_it_succeeds_or_fails(seen: Dict[str, Any]) -> None:
+    seen["warnings"] = ["the UpdateStatus was not refreshed: 403"]
+    mod = _module(check_mode=False, lifecycle_state="Removed")
+    assert _run(mod)["changed"] is True and mod.warnings == ["the UpdateStatus was not refreshed: 403"]
     seen["fails"] = "keystone depends on mariadb (Removed)"
-    seen["lease"] = _Lease(calls, races=1)
-    end = ended(adapter.run_service_lifecycle, _start(dependency_timeout=600))
+    mod = _module(check_mode=False, lifecycle_state="Removed")
+    end = ended(adapter.run_service_lifecycle, mod)
     assert end.failed and end.result["msg"] == "keystone depends on mariadb (Removed)"
-    assert calls == ["acquire", "renewer", "run", "release", "release"]
+    assert mod.warnings == ["the UpdateStatus was not refreshed: 403"]
 
 
-def test_an_end_is_the_shared_flow_end_which_releases_the_lease_and_refreshes_once(
-        calls: List[str], seen: Dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
-    """The end lcm.openstack.traffic's end_flow makes too (lifecycle/flow_end.py): the
-    adapter adds no refresh of its own."""
+def test_an_end_is_the_shared_flow_end_which_releases_the_lease_and_refreshes_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The end lcm.openstack.traffic's end_flow makes too (lifecycle/flow_end.py)."""
+    calls: List[str] = []
+    seen: Dict[str, Any] = {}
+
+    class _Lease:
+        def release(self) -> bool:
+            calls.append("release")
+            return True
+
+    def run(lifecycle: Any, req: Any, check_mode: bool) -> Dict[str, Any]:
+        calls.append("run")
+        seen["req"] = req
+        return {"changed": True, "lifecycle": {}, "report": "", "diff": {}}
+    monkeypatch.setattr(adapter, "client", lambda module_: object())
     monkeypatch.setattr(flow_end, "Lifecycle", lambda *args: None)
+    monkeypatch.setattr(flow_end.runner, "run", run)
+    monkeypatch.setattr(flow_end.flow_lease, "holder_identity", lambda: "host/1")
+    monkeypatch.setattr(flow_end.flow_lease, "FlowLease", lambda *args: _Lease())
     monkeypatch.setattr(flow_end, "refresh", lambda dyn: calls.append("refresh") or "")
     out = _run(_module(check_mode=False, lifecycle_state="Operational",
                        flow={"name": "greenfield", "action": "end", "planned": None, "target_version": None,
                              "from_revision": None, "result": "Succeeded"}))
-    assert calls == ["run", "release", "refresh"] and seen["refreshed"] == 0
+    assert calls == ["run", "release", "refresh"]
     assert (seen["req"].flow_action, seen["req"].result) == ("end", "Succeeded")
     assert out["lease"] == "released" and out["changed"] is True

@@ -11,7 +11,7 @@ from typing import Any, List
 import pytest
 from support.fake_leases import Dyn, Leases
 
-from ansible_collections.lcm.openstack.plugins.module_utils.kube import lease_renewer
+from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle import lease_renewer
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle import service_hold
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.flow_lease import FlowLease

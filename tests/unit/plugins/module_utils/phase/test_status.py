@@ -18,7 +18,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils.phase import status 
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.entries import BUDGET
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.diagnosis import Failure
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.status import INTERVAL, StatusWriter
-from ansible_collections.lcm.openstack.plugins.module_utils.phase.summary import summary
+from ansible_collections.lcm.openstack.plugins.module_utils.common.phase_view import describe_phase
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.readiness import Readiness
 from ansible_collections.lcm.openstack.plugins.module_utils.common.redact import Redactor
 from ansible_collections.lcm.openstack.plugins.module_utils.common.timefmt import parse_time
@@ -120,7 +120,7 @@ def test_a_threshold_failure_is_written_with_its_exit_its_log_and_the_stopped_jo
     assert status["logTail"] == "Traceback ...\naccess denied for keystone:********"
     assert status["stoppedJobs"] == [{"name": "keystone-db-sync", "action": "Suspended", "activePods": 1}]
     assert SECRET not in str(phases.patches)
-    out = summary(writer.phase)
+    out = describe_phase(writer.phase)
     assert out["stopped_jobs"] == [{"name": "keystone-db-sync", "action": "Suspended", "active_pods": 1}]
 
 
@@ -152,7 +152,7 @@ def test_the_status_says_which_objects_the_phase_owns_and_why(clock: _Clock) -> 
     assert entry == {"kind": "Job", "name": "keystone-db-sync", "state": "InProgress", "message": "1 active",
                      "owned": False, "reason": reason}
     writer.succeed()
-    assert summary(writer.phase)["objects"][0]["reason"] == reason
+    assert describe_phase(writer.phase)["objects"][0]["reason"] == reason
 
 
 def test_an_ownership_reason_is_bounded_and_masked() -> None:
@@ -415,7 +415,7 @@ def test_a_backup_is_recorded_with_the_cronjob_it_was_made_from() -> None:
     source = {"cronjob": "mariadb-backup", "namespace": "openstack", "database": "keystone"}
     writer.backup_taken("keystone-2025-2-0a1b2c3d", source)
     assert phases.patches[-1] == {"backupRef": "keystone-2025-2-0a1b2c3d", "backupSource": source}
-    out = summary(writer.phase)
+    out = describe_phase(writer.phase)
     assert out["backup_ref"] == "keystone-2025-2-0a1b2c3d" and out["backup_source"] == source
 
 
@@ -423,7 +423,7 @@ def test_the_chart_own_backup_job_records_no_source() -> None:
     writer, phases = _writer()
     writer.backup_taken("keystone-2025-2-0a1b2c3d")
     assert phases.patches[-1] == {"backupRef": "keystone-2025-2-0a1b2c3d"}
-    assert "backup_source" not in summary(writer.phase)
+    assert "backup_source" not in describe_phase(writer.phase)
 
 
 def test_a_note_is_also_a_progress_line_masked_when_the_run_has_lines() -> None:

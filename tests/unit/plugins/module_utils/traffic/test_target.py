@@ -11,7 +11,8 @@ import pytest
 import yaml
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
-from ansible_collections.lcm.openstack.plugins.module_utils.traffic import candidates, target
+from ansible_collections.lcm.openstack.plugins.module_utils.kube import release_services
+from ansible_collections.lcm.openstack.plugins.module_utils.traffic import target
 from ansible_collections.lcm.openstack.plugins.module_utils.traffic.backends import GATE_LABEL
 from support.paths import UNIT_FIXTURES
 
@@ -128,8 +129,8 @@ def test_a_gated_selector_still_selects_its_pods() -> None:
                "spec": {"selector": {"application": "keystone", GATE_LABEL: "drained"}}}
     other = {"kind": "Service", "metadata": {"name": "other"}, "spec": {"selector": {"application": "other"}}}
     pods = [{"application": "keystone"}]
-    assert [s["metadata"]["name"] for s in candidates.candidates([other, service], pods)] == ["keystone-api"]
-    assert not candidates.selects({"application": "keystone", "track": "blue"}, pods[0])
+    assert [s["metadata"]["name"] for s in release_services.candidates([other, service], pods)] == ["keystone-api"]
+    assert not release_services.selects({"application": "keystone", "track": "blue"}, pods[0])
 
 
 def _with_ingress(*ingresses: Dict[str, Any]) -> Dict[str, Any]:

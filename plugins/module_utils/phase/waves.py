@@ -19,10 +19,9 @@ from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.render import Rendered
 # Re-exported: the phase's callers read the declarations from here.
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.entrypoint import (  # noqa: F401 pylint: disable=unused-import
-    Dependency, declared, labels_match, meta_labels, pod_labels)
+    POD_KINDS, Dependency, declared, labels_match, meta_labels, pod_labels)
 
 Key = Tuple[str, str]  # (kind, name)
-POD_KINDS = ("Job", "Pod", "Deployment", "StatefulSet", "DaemonSet")
 ENV_FIELD = {"Job": "DEPENDENCY_JOBS", "Service": "DEPENDENCY_SERVICE", "DaemonSet": "DEPENDENCY_DAEMONSET",
              "Pod": "DEPENDENCY_POD_JSON", "CustomResource": "DEPENDENCY_CUSTOM_RESOURCE"}
 

@@ -1,4 +1,4 @@
-"""plugins/module_utils/kube/lease_renewer.py: renew while the playbook lives, give
+"""plugins/module_utils/lifecycle/lease_renewer.py: renew while the playbook lives, give
 the Lease back the moment it ends."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import List
 
 from urllib3.exceptions import ProtocolError
 
-from ansible_collections.lcm.openstack.plugins.module_utils.kube import lease_renewer
+from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle import lease_renewer
 
 
 class _Lease:

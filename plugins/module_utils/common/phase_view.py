@@ -15,7 +15,7 @@ def _snake(record: Dict[str, Any]) -> Dict[str, Any]:
     return {"".join(f"_{c.lower()}" if c.isupper() else c for c in k): v for k, v in record.items()}
 
 
-def summary(phase: Dict[str, Any]) -> Dict[str, Any]:
+def describe_phase(phase: Dict[str, Any]) -> Dict[str, Any]:
     """A Phase as the modules return it (snake_case keys)."""
     meta, spec, status = phase["metadata"], phase.get("spec") or {}, phase.get("status") or {}
     started, completed = parse_time(status.get("startedAt")), parse_time(status.get("completedAt"))

@@ -19,12 +19,11 @@ import time
 from typing import Any, Callable
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common import transient
+from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.flow_lease import FlowLease, playbook_pid
 
 
 def keep_renewed(dyn: Any, lease: Any) -> None:
     """Leave the renewer of a FlowLease behind, watching this playbook run."""
-    from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.flow_lease import FlowLease, playbook_pid
-
     def fresh_lease() -> Any:
         # The connections of the module's pool belong to the module process.
         dyn.client.rest_client.pool_manager.clear()

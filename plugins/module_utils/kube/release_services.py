@@ -6,9 +6,11 @@ selector (not ExternalName) that select pods of the release's workloads.
 The first step of traffic/target.py's choice, apart from it so that the
 UpdateStatus's endpoints insight, which every module keeping the
 UpdateStatus ships, judges the same Services without shipping the choice
-among them. Keys of the collection's own label group in a selector (the
-traffic gate's `lifecycle.openstack.org/traffic`) are never a chart's, and
-are read past: a drained Service still selects its release's pods.
+among them; in kube/, which both read, since a traffic run refreshes the
+UpdateStatus and updatestatus may not import traffic back. Keys of the
+collection's own label group in a selector (the traffic gate's
+`lifecycle.openstack.org/traffic`) are never a chart's, and are read past:
+a drained Service still selects its release's pods.
 """
 
 from __future__ import annotations

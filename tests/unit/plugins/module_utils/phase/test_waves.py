@@ -1,4 +1,4 @@
-"""plugins/module_utils/phase/dependencies.py and the waves select() builds from it:
+"""plugins/module_utils/phase/waves.py and the waves select() builds from it:
 the order openstack-helm charts declare with kubernetes-entrypoint.
 
 Runs on the real keystone and placement renders (fixtures/openstack_helm/).
@@ -14,8 +14,8 @@ from typing import Any, Dict, List, Optional, Sequence
 import pytest
 
 from ansible_collections.lcm.openstack.plugins.module_utils.helm import render
-from ansible_collections.lcm.openstack.plugins.module_utils.phase import dependencies, selection
-from ansible_collections.lcm.openstack.plugins.module_utils.phase.dependencies import Dependency
+from ansible_collections.lcm.openstack.plugins.module_utils.phase import selection, waves
+from ansible_collections.lcm.openstack.plugins.module_utils.phase.waves import Dependency
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
 from support.paths import UNIT_FIXTURES
 
@@ -43,13 +43,13 @@ def _jobs_by_wave(objects: Sequence[render.Rendered]) -> List[List[str]]:
 
 def test_keystone_db_sync_declares_its_jobs_and_the_database() -> None:
     by_key = {r.key: r for r in _chart("keystone")}
-    assert dependencies.declared(by_key["Job/keystone-db-sync"].obj) == [
+    assert waves.declared(by_key["Job/keystone-db-sync"].obj) == [
         Dependency("Service", "openstack", "mariadb", env="DEPENDENCY_SERVICE"),
         Dependency("Job", name="keystone-db-init", env="DEPENDENCY_JOBS"),
         Dependency("Job", name="keystone-credential-setup", env="DEPENDENCY_JOBS"),
         Dependency("Job", name="keystone-fernet-setup", env="DEPENDENCY_JOBS"),
     ]
-    assert dependencies.declared(by_key["Job/keystone-fernet-setup"].obj) == []
+    assert waves.declared(by_key["Job/keystone-fernet-setup"].obj) == []
 
 
 def _entrypoint_job(name: str, labels: Optional[Dict[str, str]] = None, **env: str) -> Dict[str, Any]:
@@ -70,7 +70,7 @@ def test_every_kind_of_declaration_is_read() -> None:
         DEPENDENCY_CUSTOM_RESOURCE=json.dumps([{"apiVersion": "v1", "kind": "Workflow", "namespace": "n",
                                                 "name": "wf", "fields": []}]),
         DEPENDENCY_CONTAINER="ignored")
-    assert dependencies.declared(job) == [
+    assert waves.declared(job) == [
         Dependency("Job", "", "a", env="DEPENDENCY_JOBS_JSON"),
         Dependency("Job", "other", "", (("app", "b"),), env="DEPENDENCY_JOBS_JSON"),
         Dependency("Service", "openstack", "mariadb", env="DEPENDENCY_SERVICE"),
@@ -85,7 +85,7 @@ def test_every_kind_of_declaration_is_read() -> None:
 @pytest.mark.parametrize("value", ["{not json", json.dumps({"name": "a"}), json.dumps(["a"])])
 def test_a_malformed_json_declaration_is_an_error(value: str) -> None:
     with pytest.raises(PhaseError, match="DEPENDENCY_JOBS_JSON"):
-        dependencies.declared(_entrypoint_job("x", DEPENDENCY_JOBS_JSON=value))
+        waves.declared(_entrypoint_job("x", DEPENDENCY_JOBS_JSON=value))
 
 
 # -- waves from the declarations -----------------------------------------------------
@@ -180,7 +180,7 @@ def test_jobs_json_by_labels_and_pod_json_order_the_jobs() -> None:
 
 
 def test_a_service_in_another_namespace_is_not_the_charts() -> None:
-    graph = dependencies.Graph(_chart("keystone"), "openstack")
+    graph = waves.Graph(_chart("keystone"), "openstack")
     assert graph.resolve(Dependency("Service", "openstack", "keystone-api")) == [("Deployment", "keystone-api")]
     assert graph.resolve(Dependency("Service", "elsewhere", "keystone-api")) == []
     assert graph.resolve(Dependency("Service", "openstack", "mariadb")) == []
@@ -201,7 +201,7 @@ def test_a_job_the_phase_does_not_run_and_the_cluster_lacks_is_an_error() -> Non
         return dep.kind == "Service"
 
     with pytest.raises(PhaseError) as err:
-        dependencies.check(chosen, _chart("keystone"), "openstack", exists)
+        waves.check(chosen, _chart("keystone"), "openstack", exists)
     msg = str(err.value)
     assert ("Job keystone-db-sync waits for Job openstack/keystone-db-init (DEPENDENCY_JOBS), which this phase "
             "does not create and the cluster does not have (the chart renders it from "
@@ -212,13 +212,13 @@ def test_a_job_the_phase_does_not_run_and_the_cluster_lacks_is_an_error() -> Non
 
 def test_a_job_in_the_cluster_is_an_external_dependency() -> None:
     chosen = _install("keystone", ["job-db-sync"])
-    dependencies.check(chosen, _chart("keystone"), "openstack", lambda dep: True)
+    waves.check(chosen, _chart("keystone"), "openstack", lambda dep: True)
 
 
 def test_a_service_neither_in_the_phase_nor_in_the_cluster_is_an_error() -> None:
     chosen = _install("placement", ["job-ks-*"])
     with pytest.raises(PhaseError) as err:
-        dependencies.check(chosen, _chart("placement"), "openstack", lambda dep: dep.kind == "Job")
+        waves.check(chosen, _chart("placement"), "openstack", lambda dep: dep.kind == "Job")
     msg = str(err.value)
     for job in ("placement-ks-user", "placement-ks-service", "placement-ks-endpoints"):
         assert f"Job {job} waits for Service openstack/keystone-api (DEPENDENCY_SERVICE)" in msg
@@ -227,7 +227,7 @@ def test_a_service_neither_in_the_phase_nor_in_the_cluster_is_an_error() -> None
 def test_the_whole_keystone_install_needs_only_the_database_and_its_own_service() -> None:
     chosen = _install("keystone", [f"job-{t}" for t in KEYSTONE_JOBS])
     asked: List[Dependency] = []
-    dependencies.check(chosen, _chart("keystone"), "openstack", lambda dep: asked.append(dep) or True)
+    waves.check(chosen, _chart("keystone"), "openstack", lambda dep: asked.append(dep) or True)
     assert sorted({d.describe() for d in asked}) == ["Service openstack/keystone-api", "Service openstack/mariadb"]
 
 
@@ -243,17 +243,17 @@ def test_before_the_release_exists_its_own_services_are_to_come() -> None:
     cluster's yet; domain-manage and bootstrap wait for it."""
     chosen = _install("keystone", [f"job-{t}" for t in KEYSTONE_JOBS])
     asked: List[Dependency] = []
-    dependencies.check(chosen, _chart("keystone"), "openstack", _absent_from_the_cluster(asked),
+    waves.check(chosen, _chart("keystone"), "openstack", _absent_from_the_cluster(asked),
                        release_creates=True)
     assert {d.describe() for d in asked} == {"Service openstack/mariadb"}
     with pytest.raises(PhaseError, match="waits for Service openstack/keystone-api"):
-        dependencies.check(chosen, _chart("keystone"), "openstack", _absent_from_the_cluster([]))
+        waves.check(chosen, _chart("keystone"), "openstack", _absent_from_the_cluster([]))
 
 
 def test_a_job_is_not_to_come_with_the_release() -> None:
     chosen = _install("keystone", ["job-db-sync"])
     with pytest.raises(PhaseError) as err:
-        dependencies.check(chosen, _chart("keystone"), "openstack", _absent_from_the_cluster([]),
+        waves.check(chosen, _chart("keystone"), "openstack", _absent_from_the_cluster([]),
                            release_creates=True)
     assert "waits for Job openstack/keystone-db-init" in str(err.value)
 
@@ -261,7 +261,7 @@ def test_a_job_is_not_to_come_with_the_release() -> None:
 def test_a_service_the_chart_does_not_render_is_not_to_come() -> None:
     chosen = _install("placement", ["job-ks-*"])
     with pytest.raises(PhaseError, match="waits for Service openstack/keystone-api"):
-        dependencies.check(chosen, _chart("placement"), "openstack", lambda dep: dep.kind == "Job",
+        waves.check(chosen, _chart("placement"), "openstack", lambda dep: dep.kind == "Job",
                            release_creates=True)
 
 
@@ -274,11 +274,11 @@ def test_a_service_a_flow_beside_it_creates_is_waited_for_and_said() -> None:
     def provided() -> Dict[Any, str]:
         reads.append(1)
         return {("Service", "openstack", "keystone-api"): "keystone"}
-    beside = dependencies.check(chosen, _chart("placement"), "openstack", lambda dep: dep.kind == "Job",
+    beside = waves.check(chosen, _chart("placement"), "openstack", lambda dep: dep.kind == "Job",
                                 provided=provided)
     assert beside == ["Service openstack/keystone-api: keystone's flow, running beside this one, creates it"]
     assert reads  # read only once something is not in the phase
     # Another service's object is still refused.
     with pytest.raises(PhaseError, match="waits for Service openstack/keystone-api"):
-        dependencies.check(chosen, _chart("placement"), "openstack", lambda dep: dep.kind == "Job",
+        waves.check(chosen, _chart("placement"), "openstack", lambda dep: dep.kind == "Job",
                            provided=lambda: {("Service", "openstack", "nova-api"): "nova"})
