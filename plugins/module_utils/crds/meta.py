@@ -1,0 +1,47 @@
+# Copyright: lcm.openstack contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What the collection's kinds share: the object metadata the code reads, and a condition.
+
+The CRDs leave metadata to the apiserver (`metadata: {type: object}`); only
+the fields the collection reads or writes are named here.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, List, TypedDict
+
+
+class OwnerReference(TypedDict, total=False):
+    apiVersion: str
+    kind: str
+    name: str
+    uid: str
+    controller: bool
+    blockOwnerDeletion: bool
+
+
+class ObjectMeta(TypedDict, total=False):
+    name: str
+    namespace: str
+    uid: str
+    resourceVersion: str
+    generation: int
+    creationTimestamp: str
+    deletionTimestamp: str
+    labels: Dict[str, str]
+    annotations: Dict[str, str]
+    ownerReferences: List[OwnerReference]
+    finalizers: List[str]
+
+
+class _ConditionKeys(TypedDict):
+    type: str
+    status: str  # "True", "False" or "Unknown"
+
+
+class Condition(_ConditionKeys, total=False):
+    """One entry of status.conditions (a list map keyed by type)."""
+
+    reason: str
+    message: str
+    lastTransitionTime: str
