@@ -37,6 +37,7 @@ class ObjectMeta(TypedDict, total=False):
 class _ConditionKeys(TypedDict):
     type: str
     status: str  # "True", "False" or "Unknown"
+    lastTransitionTime: str
 
 
 class Condition(_ConditionKeys, total=False):
@@ -44,4 +45,3 @@ class Condition(_ConditionKeys, total=False):
 
     reason: str
     message: str
-    lastTransitionTime: str
