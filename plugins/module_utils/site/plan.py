@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from ansible_collections.lcm.openstack.plugins.module_utils.crds.service_lifecycle import ServiceLifecycle
 from ansible_collections.lcm.openstack.plugins.module_utils.common.tables import aligned
 from ansible_collections.lcm.openstack.plugins.module_utils.common.timefmt import duration
 from ansible_collections.lcm.openstack.plugins.module_utils.site.chart_graph import SiteGraph
@@ -20,7 +21,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils.site.decide import D
 from ansible_collections.lcm.openstack.plugins.module_utils.site.model import Key, Service, Site, parse_site
 from ansible_collections.lcm.openstack.plugins.module_utils.site.order import Order
 
-Records = Mapping[Key, Dict[str, Any]]
+Records = Mapping[Key, ServiceLifecycle]
 ReadRecords = Callable[[List[str]], Records]
 Derive = Callable[[Site], SiteGraph]
 FLOWS = ("greenfield", "update", "remove", "nothing")
