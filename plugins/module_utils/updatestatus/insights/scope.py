@@ -21,6 +21,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional, Set, Tuple
 
+from ansible_collections.lcm.openstack.plugins.module_utils.crds.phase import Phase, phase_spec
+from ansible_collections.lcm.openstack.plugins.module_utils.crds.service_lifecycle import (
+    FlowRecord, LifecycleStatus, ServiceLifecycle, lifecycle_flow, lifecycle_spec, lifecycle_status,
+)
 from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.insights.base import (
     Snapshot, annotations, labels, name_of, namespace_of,
 )
@@ -37,23 +41,23 @@ class Service:
     name: str  # the ServiceLifecycle's name
     service: str  # spec.service: the value of the service label
     release: str
-    lifecycle: Dict[str, Any]
+    lifecycle: ServiceLifecycle
 
     @property
     def key(self) -> Tuple[str, str]:
         return (self.namespace, self.name)
 
     @property
-    def status(self) -> Dict[str, Any]:
-        return self.lifecycle.get("status") or {}
+    def status(self) -> LifecycleStatus:
+        return lifecycle_status(self.lifecycle)
 
     @property
-    def flow(self) -> Dict[str, Any]:
-        return self.status.get("flow") or {}
+    def flow(self) -> FlowRecord:
+        return lifecycle_flow(self.lifecycle)
 
 
-def service_from(lifecycle: Mapping[str, Any]) -> Service:
-    spec = lifecycle.get("spec") or {}
+def service_from(lifecycle: ServiceLifecycle) -> Service:
+    spec = lifecycle_spec(lifecycle)
     name = name_of(lifecycle)
     service = str(spec.get("service") or name)
     return Service(namespace_of(lifecycle), name, service, str(spec.get("release") or service), dict(lifecycle))
@@ -117,7 +121,7 @@ class Scope:
                 out.append((svc, obj))
         return out
 
-    def phases_of(self, svc: Service) -> List[dict]:
+    def phases_of(self, svc: Service) -> List[Phase]:
         """The service's Phases, oldest first."""
         return sorted((p for p in self.snapshot.phases if self.service_of(p) is svc), key=started_order)
 
@@ -148,7 +152,7 @@ class Scope:
             svc = self.service_of(phase)
             if svc is None:
                 continue
-            spec = phase.get("spec") or {}
+            spec = phase_spec(phase)
             flow_id = f"{svc.flow.get('name')}/{svc.flow.get('startedAt')}"
             if name_of(phase) in (svc.flow.get("phases") or []) or (svc.flow and spec.get("flow") == flow_id):
                 current.add((namespace_of(phase), name_of(phase)))
