@@ -82,7 +82,7 @@ class Scope:
         candidates = self._by_ns.get(namespace_of(obj), [])
         value = labels(obj).get(LABEL_SERVICE)
         if value is None and obj.get("kind") == "Phase":
-            value = (obj.get("spec") or {}).get("service")
+            value = phase_spec(obj).get("service")
         for svc in candidates:
             if value is not None and value == svc.service:
                 return svc
@@ -147,7 +147,7 @@ class Scope:
         """Phases of the service's latest flow; and a Phase run outside any flow
         while it is the newest of its type for its service."""
         current: Set[Tuple[str, str]] = set()
-        newest: Dict[Tuple[str, str, str], dict] = {}
+        newest: Dict[Tuple[str, str, str], Phase] = {}
         for phase in sorted(self.snapshot.phases, key=started_order):
             svc = self.service_of(phase)
             if svc is None:
@@ -158,7 +158,7 @@ class Scope:
                 current.add((namespace_of(phase), name_of(phase)))
             newest[(svc.namespace, svc.name, str(spec.get("type")))] = phase
         current.update((namespace_of(p), name_of(p)) for p in newest.values()
-                       if not (p.get("spec") or {}).get("flow"))
+                       if not phase_spec(p).get("flow"))
         return current
 
 
