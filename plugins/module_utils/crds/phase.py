@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional, TypedDict, Union
 
-from ansible_collections.lcm.openstack.plugins.module_utils.crds.meta import Condition, ObjectMeta
+from ansible_collections.lcm.openstack.plugins.module_utils.crds import Condition, ObjectMeta
 
 
 class PhaseFailure(TypedDict, total=False):

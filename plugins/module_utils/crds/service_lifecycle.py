@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import List, Optional, TypedDict
 
-from ansible_collections.lcm.openstack.plugins.module_utils.crds.meta import Condition, ObjectMeta
+from ansible_collections.lcm.openstack.plugins.module_utils.crds import Condition, ObjectMeta
 
 
 class _LifecycleSpecKeys(TypedDict):

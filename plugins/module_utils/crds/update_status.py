@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, TypedDict
 
-from ansible_collections.lcm.openstack.plugins.module_utils.crds.meta import Condition, ObjectMeta
+from ansible_collections.lcm.openstack.plugins.module_utils.crds import Condition, ObjectMeta
 
 
 class Versions(TypedDict, total=False):

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import List, Optional, Sequence
 
-from ansible_collections.lcm.openstack.plugins.module_utils.crds.meta import Condition
+from ansible_collections.lcm.openstack.plugins.module_utils.crds import Condition
 from ansible_collections.lcm.openstack.plugins.module_utils.crds.service_lifecycle import LifecycleStatus, ServiceLifecycle, lifecycle_spec, lifecycle_status
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import DEPENDENCIES_FAILED, DEPENDENCIES_READY
