@@ -213,7 +213,7 @@ def build_spec(req: PhaseRequest, objects: List[Dict[str, Any]]) -> PhaseSpec:
     if src.templates is not None:
         source["templates"] = list(src.templates)
     spec: PhaseSpec = {"type": req.type, "service": req.service, "release": req.release,
-                            "timeoutSeconds": int(req.timeout), "source": source}
+                       "timeoutSeconds": int(req.timeout), "source": source}
     if req.target_version:
         spec["targetVersion"] = str(req.target_version)
     if req.release_revision:
