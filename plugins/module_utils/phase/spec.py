@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
-from ansible_collections.lcm.openstack.plugins.module_utils.crds.phase import Phase, PhaseSpec
+from ansible_collections.lcm.openstack.plugins.module_utils.crds.phase import Phase, PhaseSource, PhaseSpec
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.failures import FailurePolicy
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import (
     API_VERSION, LABEL_SERVICE, LABEL_SPEC_HASH, LABEL_TYPE, PHASE_KIND, PHASE_TYPES,
@@ -203,7 +203,7 @@ def values_digest(source: Source) -> str:
 
 def build_spec(req: PhaseRequest, objects: List[Dict[str, Any]]) -> PhaseSpec:
     src = req.source
-    source: Dict[str, Any] = {"selection": src.mode, "manifestsDigest": digest(objects)}
+    source: PhaseSource = {"selection": src.mode, "manifestsDigest": digest(objects)}
     if src.chart:
         source.update(chart=src.chart, valuesDigest=values_digest(src))
         if src.values_from_release:

@@ -29,7 +29,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils.common import transi
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import DynamicApiError
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import api_error
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import FAILED, RUNNING, SUCCEEDED
-from ansible_collections.lcm.openstack.plugins.module_utils.crds.phase import Phase, StoppedJob, phase_status
+from ansible_collections.lcm.openstack.plugins.module_utils.crds.phase import BackupSource, Phase, StoppedJob, phase_status
 from ansible_collections.lcm.openstack.plugins.module_utils.common.timefmt import now_micro, now_text as now, parse_time
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.readiness import NOT_FOUND, Readiness
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.plain import plain
@@ -173,7 +173,7 @@ class StatusWriter:
                 break
         self.dirty = False
 
-    def backup_taken(self, ref: str, source: Optional[Dict[str, Any]] = None) -> None:
+    def backup_taken(self, ref: str, source: Optional[BackupSource] = None) -> None:
         """The backup job is Current: a rollback can now restore this backup.
         `source` is the CronJob a backup Job was made from (backup_step), so
         the rollback makes its restore Job from the same one; none for the
