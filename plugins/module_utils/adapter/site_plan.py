@@ -10,6 +10,7 @@ from typing import Any, Dict, List
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.connection import client, reported
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.common.redact import Redactor
+from ansible_collections.lcm.openstack.plugins.module_utils.crds.service_lifecycle import ServiceLifecycle
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.cli import Helm, find_helm
 from ansible_collections.lcm.openstack.plugins.module_utils.site.chart_graph import SiteGraph, derive
 from ansible_collections.lcm.openstack.plugins.module_utils.site.model import Site, planned_keys
@@ -35,7 +36,7 @@ def run_site_plan(module: Any) -> None:
             connected.append(client(module))
         return connected[0]
 
-    def records(namespaces: List[str]) -> Dict[Key, Dict[str, Any]]:
+    def records(namespaces: List[str]) -> Dict[Key, ServiceLifecycle]:
         # Connected only once the inventory is known good: a broken one costs no request.
         return read_records(dyn(), namespaces)
 

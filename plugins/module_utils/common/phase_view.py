@@ -9,15 +9,16 @@ from typing import Any, Dict
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import FAILED
 from ansible_collections.lcm.openstack.plugins.module_utils.common.timefmt import parse_time
+from ansible_collections.lcm.openstack.plugins.module_utils.crds.phase import Phase, phase_spec, phase_status
 
 
 def _snake(record: Dict[str, Any]) -> Dict[str, Any]:
     return {"".join(f"_{c.lower()}" if c.isupper() else c for c in k): v for k, v in record.items()}
 
 
-def describe_phase(phase: Dict[str, Any]) -> Dict[str, Any]:
+def describe_phase(phase: Phase) -> Dict[str, Any]:
     """A Phase as the modules return it (snake_case keys)."""
-    meta, spec, status = phase["metadata"], phase.get("spec") or {}, phase.get("status") or {}
+    meta, spec, status = phase["metadata"], phase_spec(phase), phase_status(phase)
     started, completed = parse_time(status.get("startedAt")), parse_time(status.get("completedAt"))
     out = {
         "name": meta["name"], "namespace": meta.get("namespace"),

@@ -24,8 +24,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Dict, List, Optional, Sequence
+from typing import List, Optional, Sequence
 
+from ansible_collections.lcm.openstack.plugins.module_utils.crds import Condition
+from ansible_collections.lcm.openstack.plugins.module_utils.crds.service_lifecycle import LifecycleStatus, ServiceLifecycle, lifecycle_spec, lifecycle_status
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import DEPENDENCIES_FAILED, DEPENDENCIES_READY
 from ansible_collections.lcm.openstack.plugins.module_utils.common.timefmt import parse_time
@@ -87,13 +89,13 @@ def _problem(where: str, name: str, minimum: str, has_minimum: bool) -> str:
     return ""
 
 
-def judge(dep: Dependency, record: Optional[Dict[str, Any]], since: Optional[datetime] = None) -> Verdict:
+def judge(dep: Dependency, record: Optional[ServiceLifecycle], since: Optional[datetime] = None) -> Verdict:
     """Whether the record (None: there is none) meets the dependency, and if not, why."""
     if dep.want == REMOVED:
         return _judge_removed(record, since)
     if record is None:
         return Verdict(False, False, f"no ServiceLifecycle in {dep.namespace}")
-    status = record.get("status") or {}
+    status = lifecycle_status(record)
     state, version = status.get("state") or "", status.get("currentVersion") or ""
     flow = status.get("flow") or {}
     if state == "Operational" and (not dep.minimum or satisfies(version, dep.minimum)):
@@ -138,12 +140,12 @@ def _rolled_back(status: Dict[str, Any], dep: Dependency, since: Optional[dateti
     return f"its update to {target} was rolled back in this run, it runs {version}{reason}"
 
 
-def _judge_removed(record: Optional[Dict[str, Any]], since: Optional[datetime]) -> Verdict:
+def _judge_removed(record: Optional[ServiceLifecycle], since: Optional[datetime]) -> Verdict:
     """A dependent a removal waits for: met once Removed (or without a record);
     lost when its own removal failed, in this run, and no flow runs on it."""
     if record is None:
         return Verdict(True, False, "no ServiceLifecycle")
-    status = record.get("status") or {}
+    status = lifecycle_status(record)
     state, flow = status.get("state") or "", status.get("flow") or {}
     if state == REMOVED:
         return Verdict(True, False, REMOVED)
@@ -155,13 +157,13 @@ def _judge_removed(record: Optional[Dict[str, Any]], since: Optional[datetime]) 
     return Verdict(False, False, state or "no state")
 
 
-def dependents_of(records: Sequence[Dict[str, Any]], service: str, namespace: str) -> List[Dict[str, Any]]:
+def dependents_of(records: Sequence[ServiceLifecycle], service: str, namespace: str) -> List[ServiceLifecycle]:
     """The records whose dependsOn names the service (a malformed element
     names nothing here: the dependent's own start refuses it)."""
     out = []
     for record in records:
         home = (record.get("metadata") or {}).get("namespace") or namespace
-        for text in (record.get("spec") or {}).get("dependsOn") or []:
+        for text in lifecycle_spec(record).get("dependsOn") or []:
             try:
                 dep = parse(text, home)
             except PhaseError:
@@ -172,7 +174,7 @@ def dependents_of(records: Sequence[Dict[str, Any]], service: str, namespace: st
     return out
 
 
-def _gave_up(status: Dict[str, Any], since: Optional[datetime]) -> str:
+def _gave_up(status: LifecycleStatus, since: Optional[datetime]) -> str:
     """Why the dependency's own flow gave up waiting for its dependencies, since
     `since`; '' when it did not. A site's failure then reaches every service
     above it at once, not each after its own timeout. Its message is quoted
@@ -183,7 +185,7 @@ def _gave_up(status: Dict[str, Any], since: Optional[datetime]) -> str:
     return f"its flow did not start: {without_advice(cond.get('message') or '') or cond.get('reason')}"
 
 
-def gave_up_condition(status: Dict[str, Any], since: Optional[datetime]) -> Optional[Dict[str, Any]]:
+def gave_up_condition(status: LifecycleStatus, since: Optional[datetime]) -> Optional[Condition]:
     """The DependenciesReady condition of a flow that gave up waiting
     (False, DependencyLost or Timeout) since `since`, with no flow running
     since then; None when it did not."""
@@ -214,7 +216,7 @@ def without_advice(message: str) -> str:
     return _OLD_LOST.sub("", text)
 
 
-def last_change(status: Dict[str, Any]) -> Optional[datetime]:
+def last_change(status: LifecycleStatus) -> Optional[datetime]:
     """When the service last ended a flow or a phase: the latest completedAt
     of its flow and of its Phase history (a phase run outside any flow, an
     uninstall, changes the state without a flow). None when nothing says."""

@@ -24,14 +24,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
+from ansible_collections.lcm.openstack.plugins.module_utils.crds.service_lifecycle import LifecycleStatus, ServiceLifecycle, lifecycle_spec, lifecycle_status
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.dependencies import (
     ADVICE_END, Dependency, gave_up_condition, judge, parse, without_advice,
 )
 
-Read = Callable[[str, str], Optional[Dict[str, Any]]]  # (namespace, name) -> the ServiceLifecycle, or None
+Read = Callable[[str, str], Optional[ServiceLifecycle]]  # (namespace, name) -> the ServiceLifecycle, or None
 _ENDED = {"Failed": "failed", "Succeeded": "succeeded", "RolledBack": "was rolled back"}
 
 
@@ -41,16 +42,16 @@ class Root:
     said: str  # what the root is, after "which": "is Removed (its greenfield flow failed: ...)"
 
 
-def follow(dep: Dependency, record: Optional[Dict[str, Any]], since: Optional[datetime], read: Read) -> List[Root]:
+def follow(dep: Dependency, record: Optional[ServiceLifecycle], since: Optional[datetime], read: Read) -> List[Root]:
     """The roots a lost dependency leads to: itself, or the services its own
     failed start was waiting for, followed as far as the records go."""
     home = dep.namespace if "/" not in dep.label else ""  # the dependent's namespace, when the label says it
     return _follow(dep.label, dep.namespace, record, since, _once_each(read), home, ((dep.namespace, dep.name),))
 
 
-def _follow(label: str, namespace: str, record: Optional[Dict[str, Any]], since: Optional[datetime],
+def _follow(label: str, namespace: str, record: Optional[ServiceLifecycle], since: Optional[datetime],
             read: Read, home: str, path: Tuple[Tuple[str, str], ...]) -> List[Root]:
-    status = (record or {}).get("status") or {}
+    status = lifecycle_status(record)
     cond = gave_up_condition(status, since)
     if cond is None:
         return [Root((label,), _ended(status))]
@@ -68,10 +69,10 @@ def _follow(label: str, namespace: str, record: Optional[Dict[str, Any]], since:
     return found or [Root((label,), f"did not start its flow ({quoted})")]
 
 
-def _dependencies(record: Dict[str, Any], namespace: str) -> List[Dependency]:
+def _dependencies(record: ServiceLifecycle, namespace: str) -> List[Dependency]:
     """The record's dependsOn, read as its own start read it (a malformed element names nothing)."""
     out = []
-    for text in (record.get("spec") or {}).get("dependsOn") or []:
+    for text in lifecycle_spec(record).get("dependsOn") or []:
         try:
             out.append(parse(text, namespace))
         except PhaseError:
@@ -79,7 +80,7 @@ def _dependencies(record: Dict[str, Any], namespace: str) -> List[Dependency]:
     return out
 
 
-def _ended(status: Dict[str, Any]) -> str:
+def _ended(status: LifecycleStatus) -> str:
     """A Failed or Removed service, and how its last flow ended, with the flow's message."""
     flow = status.get("flow") or {}
     message = str(flow.get("message") or "")
@@ -92,9 +93,9 @@ def _ended(status: Dict[str, Any]) -> str:
 
 def _once_each(read: Read) -> Read:
     """Each record read at most once; one that cannot be read ends the chain there."""
-    seen: Dict[Tuple[str, str], Optional[Dict[str, Any]]] = {}
+    seen: Dict[Tuple[str, str], Optional[ServiceLifecycle]] = {}
 
-    def cached(namespace: str, name: str) -> Optional[Dict[str, Any]]:
+    def cached(namespace: str, name: str) -> Optional[ServiceLifecycle]:
         if (namespace, name) not in seen:
             try:
                 seen[(namespace, name)] = read(namespace, name)

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
+from ansible_collections.lcm.openstack.plugins.module_utils.crds.service_lifecycle import ServiceLifecycle
 from ansible_collections.lcm.openstack.plugins.module_utils.common import transient
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError, api_error
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import DEPENDENCIES_READY
@@ -40,7 +41,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.dependency
 
 CONDITION = DEPENDENCIES_READY
 Report = Callable[[str, str], None]  # (reason, message) of the False condition
-Records = Dict[str, Dict[str, Dict[str, Any]]]  # namespace -> name -> ServiceLifecycle
+Records = Dict[str, Dict[str, ServiceLifecycle]]  # namespace -> name -> ServiceLifecycle
 
 
 @dataclass
@@ -159,7 +160,7 @@ class _Wait:
     def _verdicts(self) -> Dict[Dependency, Verdict]:
         return {d: judge(d, self._record(d), self.since) for d in self.deps}
 
-    def _record(self, dep: Dependency) -> Optional[Dict[str, Any]]:
+    def _record(self, dep: Dependency) -> Optional[ServiceLifecycle]:
         return self.records[dep.namespace].get(dep.name)
 
     def _timeout(self, took: float, timeout: float) -> str:
@@ -199,14 +200,14 @@ def _removal(deps: Sequence[Dependency]) -> bool:
     return bool(deps) and all(d.want == REMOVED for d in deps)
 
 
-def _reader(res: Any) -> Callable[[str, str], Optional[Dict[str, Any]]]:
+def _reader(res: Any) -> Callable[[str, str], Optional[ServiceLifecycle]]:
     """A GET of a record below a lost dependency (dependency_chain.py)."""
     return lambda namespace, name: get_or_none(res, name, namespace)
 
 
 def _lost(service: str, lost: Sequence[Dependency], verdicts: Dict[Dependency, Verdict],
-          record: Callable[[Dependency], Optional[Dict[str, Any]]], since: Optional[datetime],
-          read: Callable[[str, str], Optional[Dict[str, Any]]]) -> PhaseError:
+          record: Callable[[Dependency], Optional[ServiceLifecycle]], since: Optional[datetime],
+          read: Callable[[str, str], Optional[ServiceLifecycle]]) -> PhaseError:
     """The start's failure: for a removal, the dependents whose removal
     failed; otherwise each lost dependency followed to the service whose own
     flow failed, named once."""

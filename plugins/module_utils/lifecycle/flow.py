@@ -16,6 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
+from ansible_collections.lcm.openstack.plugins.module_utils.crds.service_lifecycle import (
+    FlowRecord, LifecycleStatus, ServiceLifecycle, lifecycle_flow, lifecycle_spec, lifecycle_status,
+)
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import FLOWS
 from ansible_collections.lcm.openstack.plugins.module_utils.common.tables import aligned
@@ -67,7 +70,7 @@ class LifecycleRequest:
                              "2026-01-31T12:00:00Z")
 
 
-def start(status: Dict[str, Any], req: LifecycleRequest, at: str) -> None:
+def start(status: LifecycleStatus, req: LifecycleRequest, at: str) -> None:
     """Begin a flow record, or continue the one an earlier run of it left:
     interrupted (Running), or Failed with nothing undone (continuable)."""
     flow = status.get("flow") or {}
@@ -92,7 +95,7 @@ def start(status: Dict[str, Any], req: LifecycleRequest, at: str) -> None:
             _skipped(flow, ptype, req.traffic_skipped, len([p for p in req.planned[:index] if p in planned]))
 
 
-def skip(status: Dict[str, Any], ptype: str, reason: str) -> None:
+def skip(status: LifecycleStatus, ptype: str, reason: str) -> None:
     """Record that the running flow does not take step `ptype`, and why (a
     release that renders no Service has no traffic to move), after the
     Phases it ran so far. Nothing without a running flow."""
@@ -101,14 +104,14 @@ def skip(status: Dict[str, Any], ptype: str, reason: str) -> None:
         _skipped(flow, ptype, reason, len(flow.get("phases") or []))
 
 
-def _skipped(flow: Dict[str, Any], ptype: str, reason: str, after: int) -> None:
+def _skipped(flow: FlowRecord, ptype: str, reason: str, after: int) -> None:
     """Once per step and place: a re-run that skips it again adds nothing."""
     entries = flow.setdefault("skipped", [])
     if not any(e.get("phase") == ptype and e.get("after") == after for e in entries):
         entries.append({"phase": ptype, "reason": reason, "after": after})
 
 
-def continuable(status: Dict[str, Any]) -> bool:
+def continuable(status: LifecycleStatus) -> bool:
     """A flow that ended Failed where its phases left the service (a greenfield
     whose traffic rollout failed: installed, tested, not yet open) goes on from
     the failed step when run again to the same version: its Phases keep their
@@ -122,7 +125,7 @@ def continuable(status: Dict[str, Any]) -> bool:
     return not undone.intersection(flow.get("phases") or [])
 
 
-def end(status: Dict[str, Any], req: LifecycleRequest, at: str, strict: bool = True) -> None:
+def end(status: LifecycleStatus, req: LifecycleRequest, at: str, strict: bool = True) -> None:
     flow = status.get("flow")
     if not flow or flow.get("name") != req.flow:
         if not strict:  # check mode: the start was not written either
@@ -135,12 +138,12 @@ def end(status: Dict[str, Any], req: LifecycleRequest, at: str, strict: bool = T
         flow["targetVersion"] = status["currentVersion"]  # a rollback learns it on the way
 
 
-def rows(record: Dict[str, Any]) -> List[Dict[str, Any]]:
+def rows(record: ServiceLifecycle) -> List[Dict[str, Any]]:
     """One row per Phase of the flow: type, result, duration, name."""
-    status = record.get("status") or {}
+    status = lifecycle_status(record)
     history = {e.get("name"): e for e in status.get("history") or []}
     out = []
-    for name in (status.get("flow") or {}).get("phases") or []:
+    for name in lifecycle_flow(record).get("phases") or []:
         entry = history.get(name, {})
         out.append({"phase": entry.get("type", ""), "result": entry.get("result", "Unknown"),
                     "duration_seconds": seconds_between(entry.get("startedAt"), entry.get("completedAt")),
@@ -148,11 +151,11 @@ def rows(record: Dict[str, Any]) -> List[Dict[str, Any]]:
     return out
 
 
-def with_skipped(record: Dict[str, Any]) -> List[Dict[str, Any]]:
+def with_skipped(record: ServiceLifecycle) -> List[Dict[str, Any]]:
     """rows(), with a row for each step the flow skipped, where it stood."""
     phases = rows(record)
     places: Dict[int, List[Dict[str, Any]]] = {}
-    for entry in ((record.get("status") or {}).get("flow") or {}).get("skipped") or []:
+    for entry in lifecycle_flow(record).get("skipped") or []:
         place = min(int(entry.get("after") or 0), len(phases))
         places.setdefault(place, []).append({"phase": entry.get("phase", ""), "result": SKIPPED,
                                              "duration_seconds": None, "name": "",
@@ -164,11 +167,10 @@ def with_skipped(record: Dict[str, Any]) -> List[Dict[str, Any]]:
     return out + places.get(len(phases), [])
 
 
-def report(record: Dict[str, Any]) -> str:
+def report(record: ServiceLifecycle) -> str:
     """The summary a flow prints at its end; a skipped step says why below the table."""
-    status = record.get("status") or {}
-    flow = status.get("flow") or {}
-    service = (record.get("spec") or {}).get("service") or record["metadata"]["name"]
+    status, flow = lifecycle_status(record), lifecycle_flow(record)
+    service = lifecycle_spec(record).get("service") or record["metadata"]["name"]
     table = [("PHASE", "RESULT", "DURATION", "PHASE RESOURCE")]
     every = with_skipped(record)
     table += [(r["phase"], r["result"], duration_or_dash(r["duration_seconds"]), r["name"] or "-") for r in every]
@@ -191,12 +193,11 @@ def report(record: Dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def summary(record: Optional[Dict[str, Any]]) -> Dict[str, Any]:
+def summary(record: Optional[ServiceLifecycle]) -> Dict[str, Any]:
     """A ServiceLifecycle as the module returns it (snake_case keys)."""
     if not record:
         return {}
-    status, spec = record.get("status") or {}, record.get("spec") or {}
-    flow = status.get("flow") or {}
+    status, spec, flow = lifecycle_status(record), lifecycle_spec(record), lifecycle_flow(record)
     return {
         "name": record["metadata"]["name"], "namespace": record["metadata"].get("namespace"),
         "service": spec.get("service"), "release": spec.get("release"),
@@ -213,7 +214,7 @@ def summary(record: Optional[Dict[str, Any]]) -> Dict[str, Any]:
     }
 
 
-def _versions(flow: Dict[str, Any]) -> str:
+def _versions(flow: FlowRecord) -> str:
     source, target = flow.get("fromVersion"), flow.get("targetVersion")
     if source and target and source != target:
         return f"{source} -> {target}"

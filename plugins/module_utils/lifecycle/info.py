@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
 
+from ansible_collections.lcm.openstack.plugins.module_utils.crds.phase import phase_status
+from ansible_collections.lcm.openstack.plugins.module_utils.crds.service_lifecycle import ServiceLifecycle, lifecycle_status
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import DynamicApiError
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.crd import lcm_resource
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import api_error
@@ -17,9 +19,9 @@ from ansible_collections.lcm.openstack.plugins.module_utils.common.model import 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.phase_view import describe_phase
 
 
-def lifecycle_summary(slc: Dict[str, Any]) -> Dict[str, Any]:
+def lifecycle_summary(slc: ServiceLifecycle) -> Dict[str, Any]:
     """A ServiceLifecycle with its whole history (flow.summary, plus history)."""
-    status = slc.get("status") or {}
+    status = lifecycle_status(slc)
     out = flow_summary(slc)
     out.update(
         state=status.get("state"), current_version=status.get("currentVersion"),
@@ -48,7 +50,7 @@ def list_lifecycle(dyn: Any, namespace: Optional[str], service: Optional[str] = 
                                     f"{LABEL_TYPE}={phase_type}" if phase_type else "") if s)
     phases = [describe_phase(p) for p in sorted(_list(dyn, PHASE_KIND, namespace, selector), key=started_order)
               if (not name or p["metadata"]["name"] == name)
-              and (not state or (p.get("status") or {}).get("state", "Pending") == state)]
+              and (not state or phase_status(p).get("state", "Pending") == state)]
     slc_selector = f"{LABEL_SERVICE}={service}" if service else ""
     lifecycles = [lifecycle_summary(s) for s in _list(dyn, LIFECYCLE_KIND, namespace, slc_selector)]
     return {"phases": phases, "lifecycles": lifecycles}

@@ -16,6 +16,10 @@ import copy
 import functools
 from typing import Any, Callable, Dict, Optional, Sequence, Tuple
 
+from ansible_collections.lcm.openstack.plugins.module_utils.crds.phase import Phase, phase_status
+from ansible_collections.lcm.openstack.plugins.module_utils.crds.service_lifecycle import (
+    HistoryEntry, LifecycleSpec, LifecycleStatus, ServiceLifecycle, lifecycle_flow, lifecycle_spec, lifecycle_status,
+)
 from ansible_collections.lcm.openstack.plugins.module_utils.common import transient
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import ConflictError, DynamicApiError
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.crd import lcm_resource
@@ -41,7 +45,7 @@ class Lifecycle:
         self.known: Any = UNREAD  # the record as last read or written (None: missing)
 
     def ensure(self, depends_on: Optional[Sequence[str]] = None,
-               site: Optional[SiteMember] = None) -> Dict[str, Any]:
+               site: Optional[SiteMember] = None) -> ServiceLifecycle:
         """Create the record if it is missing; set dependsOn, and the site it
         belongs to, when they are given. (An apply without them would remove
         what an earlier apply set: what is not given is carried over. So a
@@ -51,9 +55,9 @@ class Lifecycle:
         current = self.get()
         if current is not None and depends_on is None and site is None:
             return current
-        spec: Dict[str, Any] = {"service": self.service, "release": self.release}
+        spec: LifecycleSpec = {"service": self.service, "release": self.release}
         if depends_on is None:
-            depends_on = ((current or {}).get("spec") or {}).get("dependsOn")
+            depends_on = lifecycle_spec(current).get("dependsOn")
         if depends_on is not None:
             spec["dependsOn"] = list(depends_on)
         kept = site_metadata(current)
@@ -68,7 +72,7 @@ class Lifecycle:
 
     def running_flow(self) -> str:
         """name/startedAt of the flow running on the service, or ''."""
-        flow = ((self.get() or {}).get("status") or {}).get("flow") or {}
+        flow = lifecycle_flow(self.get())
         return f"{flow.get('name')}/{flow.get('startedAt')}" if flow.get("state") == "Running" else ""
 
     def provided_by_site(self) -> Dict[Tuple[str, str, str], str]:
@@ -76,14 +80,14 @@ class Lifecycle:
         beside it (lifecycle/site_member.py), from the record as last read."""
         return provided_by_site(self.get() if self.known is UNREAD else self.known)
 
-    def get(self) -> Optional[Dict[str, Any]]:
+    def get(self) -> Optional[ServiceLifecycle]:
         self.known = get_or_none(self.res, self.service, self.namespace)
         return self.known
 
-    def phase_started(self, phase: Dict[str, Any]) -> None:
+    def phase_started(self, phase: Phase) -> None:
         name, ptype = phase["metadata"]["name"], phase["spec"]["type"]
 
-        def change(status: Dict[str, Any]) -> None:
+        def change(status: LifecycleStatus) -> None:
             before = status.get("state") or ""
             status["state"] = RUNNING_STATE[ptype]
             status["currentPhase"] = name
@@ -92,26 +96,25 @@ class Lifecycle:
             entry = _entry(status, name, ptype)
             if not _flow_running(status) and "stateBefore" not in entry:
                 entry["stateBefore"] = before
-            entry.update(result="Running", startedAt=(phase.get("status") or {}).get("startedAt"))
+            entry.update(result="Running", startedAt=phase_status(phase).get("startedAt"))
             entry.pop("completedAt", None)
             entry.pop("message", None)
             _join_flow(status, name)
         self.update(change)
 
-    def phase_found_done(self, phase: Dict[str, Any]) -> None:
+    def phase_found_done(self, phase: Phase) -> None:
         """A Succeeded Phase that a re-run skips still belongs to the running flow:
         the one read for its name (running_flow), if it was read."""
         name = phase["metadata"]["name"]
-        record = (self.get() if self.known is UNREAD else self.known) or {}
-        flow = (record.get("status") or {}).get("flow") or {}
+        flow = lifecycle_flow(self.get() if self.known is UNREAD else self.known)
         if flow.get("state") == "Running" and name not in (flow.get("phases") or []):
             self.update(lambda status: _join_flow(status, name))
 
-    def phase_ended(self, phase: Dict[str, Any]) -> None:
+    def phase_ended(self, phase: Phase) -> None:
         name, ptype = phase["metadata"]["name"], phase["spec"]["type"]
-        pstatus = phase.get("status") or {}
+        pstatus = phase_status(phase)
 
-        def change(status: Dict[str, Any]) -> None:
+        def change(status: LifecycleStatus) -> None:
             if status.get("currentPhase") == name:
                 status["currentPhase"] = ""
             entry = _entry(status, name, ptype)
@@ -132,7 +135,7 @@ class Lifecycle:
     def set_state(self, state: str) -> bool:
         return self.update(lambda status: status.__setitem__("state", state))
 
-    def update(self, change: Callable[[Dict[str, Any]], None], attempts: int = 5,
+    def update(self, change: Callable[[LifecycleStatus], None], attempts: int = 5,
                dry_run: bool = False) -> bool:
         """Apply `change` to a copy of the status; write it only if it differs.
         Returns whether anything was (or, with dry_run, would be) written.
@@ -145,7 +148,7 @@ class Lifecycle:
             else:
                 attempt += 1
                 current = self.get() or ({} if dry_run else self.ensure())
-            before = current.get("status") or {}
+            before = lifecycle_status(current)
             status = copy.deepcopy(before)
             change(status)
             status["history"] = [{k: v for k, v in e.items() if v not in (None, "")}
@@ -171,7 +174,7 @@ class Lifecycle:
         raise PhaseError(f"ServiceLifecycle {self.service} kept changing under us; retry the task")
 
 
-def set_condition(status: Dict[str, Any], kind: str, true: bool, reason: str, message: str, at: str) -> None:
+def set_condition(status: LifecycleStatus, kind: str, true: bool, reason: str, message: str, at: str) -> None:
     """Set the condition `kind`; its lastTransitionTime moves only when its
     status does, so a message that changes while waiting is not a transition."""
     conditions = status.setdefault("conditions", [])
@@ -185,11 +188,11 @@ def set_condition(status: Dict[str, Any], kind: str, true: bool, reason: str, me
     condition.update(status=value, reason=reason, message=message)
 
 
-def _flow_running(status: Dict[str, Any]) -> bool:
+def _flow_running(status: LifecycleStatus) -> bool:
     return (status.get("flow") or {}).get("state") == "Running"
 
 
-def _bare_phase_ended(status: Dict[str, Any], entry: Dict[str, Any], ptype: str, result: Optional[str]) -> None:
+def _bare_phase_ended(status: LifecycleStatus, entry: HistoryEntry, ptype: str, result: Optional[str]) -> None:
     """The state a phase run outside any flow leaves: a flow sets the state
     its steps lead to, a bare phase has no one after it to do so. Failed is
     Failed; a test or upgrade that Succeeded on an Operational service leaves
@@ -200,17 +203,17 @@ def _bare_phase_ended(status: Dict[str, Any], entry: Dict[str, Any], ptype: str,
         status["state"] = "Operational"
 
 
-def _join_flow(status: Dict[str, Any], name: str) -> None:
+def _join_flow(status: LifecycleStatus, name: str) -> None:
     flow = status.get("flow")
     if flow and flow.get("state") == "Running" and name not in flow.setdefault("phases", []):
         flow["phases"].append(name)
 
 
-def _entry(status: Dict[str, Any], name: str, ptype: str) -> Dict[str, Any]:
+def _entry(status: LifecycleStatus, name: str, ptype: str) -> HistoryEntry:
     history = status.setdefault("history", [])
     for entry in history:
         if entry.get("name") == name:
             return entry
-    entry = {"name": name, "type": ptype}
+    entry: HistoryEntry = {"name": name, "type": ptype}
     history.append(entry)
     return entry

@@ -14,6 +14,7 @@ import copy
 import time
 from typing import Any, Dict, List, Optional
 
+from ansible_collections.lcm.openstack.plugins.module_utils.crds.service_lifecycle import LifecycleStatus, lifecycle_flow, lifecycle_spec, lifecycle_status
 from ansible_collections.lcm.openstack.plugins.module_utils.common.timefmt import now_text as now, parse_time
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import DynamicApiError
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError, api_error
@@ -39,7 +40,7 @@ def run(lifecycle: Lifecycle, req: LifecycleRequest, check_mode: bool = False) -
     existing = lifecycle.get()
     if existing is None or site_member.differs(existing, site) or (
             req.depends_on is not None
-            and list((existing.get("spec") or {}).get("dependsOn") or []) != list(req.depends_on)):
+            and list(lifecycle_spec(existing).get("dependsOn") or []) != list(req.depends_on)):
         if not check_mode:
             lifecycle.ensure(depends_on=req.depends_on, site=site)
         changed = True
@@ -47,7 +48,7 @@ def run(lifecycle: Lifecycle, req: LifecycleRequest, check_mode: bool = False) -
         if req.flow_action == "start" and req.require_dependencies else None
     at = now()
 
-    def change(status: Dict[str, Any]) -> None:
+    def change(status: LifecycleStatus) -> None:
         if req.flow_action == "start":
             start(status, req, at)
             _ready(status, req, waited, at)
@@ -84,7 +85,7 @@ def dependencies_met(lifecycle: Lifecycle, req: LifecycleRequest, check_mode: bo
         deps = removal_order(lifecycle, req)
     else:
         texts = req.depends_on if req.depends_on is not None else \
-            ((lifecycle.get() or {}).get("spec") or {}).get("dependsOn") or []
+            lifecycle_spec(lifecycle.get()).get("dependsOn") or []
         deps = parse_all(texts, req.namespace, req.service)
 
     from ansible_collections.lcm.openstack.plugins.module_utils.progress.lines import for_run  # pylint: disable=import-outside-toplevel
@@ -107,13 +108,13 @@ def removal_order(lifecycle: Lifecycle, req: LifecycleRequest) -> List[Dependenc
     except DynamicApiError as exc:
         raise api_error(exc, "list", "servicelifecycles", lifecycle.namespace) from exc
     dependents = [r for r in dependents_of(records, req.service, req.namespace)
-                  if (r.get("status") or {}).get("state") != REMOVED]
+                  if lifecycle_status(r).get("state") != REMOVED]
     every = "*" in req.removed_with  # a slice of a site's removal: the other slices remove the rest
     blocking = [r for r in dependents if not every and r["metadata"]["name"] not in req.removed_with and (
-        (r.get("status") or {}).get("state") == "Operational"
-        or ((r.get("status") or {}).get("flow") or {}).get("state") == "Running")]
+        lifecycle_status(r).get("state") == "Operational"
+        or lifecycle_flow(r).get("state") == "Running")]
     if blocking:
-        named = ", ".join(f"{r['metadata']['name']} ({(r.get('status') or {}).get('state') or 'no state'})"
+        named = ", ".join(f"{r['metadata']['name']} ({lifecycle_status(r).get('state') or 'no state'})"
                           for r in blocking)
         raise PhaseError(f"{req.service} is depended on by {named}: remove them first, or remove the whole site "
                          "(playbooks/site_remove.yml), or set require_dependencies=false")
@@ -121,7 +122,7 @@ def removal_order(lifecycle: Lifecycle, req: LifecycleRequest) -> List[Dependenc
             for r in dependents if every or r["metadata"]["name"] in req.removed_with]
 
 
-def _ready(status: Dict[str, Any], req: LifecycleRequest, waited: Optional[Waited], at: str) -> None:
+def _ready(status: LifecycleStatus, req: LifecycleRequest, waited: Optional[Waited], at: str) -> None:
     """DependenciesReady True once met, in the start's own write: when this
     start waited, or an earlier one left the condition False."""
     if waited is None:

@@ -15,6 +15,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Dict, Mapping, Optional, Tuple
 
+from ansible_collections.lcm.openstack.plugins.module_utils.crds.service_lifecycle import ServiceLifecycle
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import (
     ANNOTATION_SITE_EXPECTED, ANNOTATION_SITE_LEVEL, ANNOTATION_SITE_PROVIDED, ANNOTATION_SITE_RUN, LABEL_SITE,
@@ -67,7 +68,7 @@ def _provided(value: Any) -> Tuple[Tuple[str, str, str, str], ...]:
                          str(v.get("service") or "")) for v in value))
 
 
-def provided_by_site(record: Optional[Mapping[str, Any]]) -> Dict[Tuple[str, str, str], str]:
+def provided_by_site(record: Optional[ServiceLifecycle]) -> Dict[Tuple[str, str, str], str]:
     """(kind, namespace, name) -> the service whose flow, beside this one, creates it;
     read from the record's annotation (empty for a service outside a site run)."""
     text = (((record or {}).get("metadata") or {}).get("annotations") or {}).get(ANNOTATION_SITE_PROVIDED) or ""
@@ -79,7 +80,7 @@ def provided_by_site(record: Optional[Mapping[str, Any]]) -> Dict[Tuple[str, str
             for i in items if isinstance(i, dict)}
 
 
-def site_metadata(record: Optional[Mapping[str, Any]]) -> Dict[str, Dict[str, str]]:
+def site_metadata(record: Optional[ServiceLifecycle]) -> Dict[str, Dict[str, str]]:
     """The site labels and annotations a record carries, to keep them on an
     apply that does not give them (an apply drops what it leaves out)."""
     meta = (record or {}).get("metadata") or {}
@@ -90,7 +91,7 @@ def site_metadata(record: Optional[Mapping[str, Any]]) -> Dict[str, Dict[str, st
     return {"labels": labels, "annotations": annotations}
 
 
-def differs(record: Optional[Mapping[str, Any]], member: Optional[SiteMember]) -> bool:
+def differs(record: Optional[ServiceLifecycle], member: Optional[SiteMember]) -> bool:
     """Whether the record lacks what the member says (a member without a run
     keeps the run the record has: a service the run has nothing to do for)."""
     if member is None:

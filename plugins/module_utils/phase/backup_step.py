@@ -26,6 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from ansible_collections.lcm.openstack.plugins.module_utils.crds.phase import BackupSource
 from ansible_collections.lcm.openstack.plugins.module_utils.phase import backup_cronjob, db_backup, service_database
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import DATABASE_JOBS
@@ -60,7 +61,7 @@ class Planned:
 
     rendered: Rendered
     step: str                 # backup or restore
-    source: Dict[str, Any]    # cronjob, namespace, databases (and node, for a restore)
+    source: BackupSource      # cronjob, namespace, databases (and node, for a restore)
     node_local: bool          # archives on a node's hostPath: the backup's node is recorded
 
 
@@ -113,7 +114,7 @@ def plan(phase_type: str, options: Mapping[str, Any], namespace: str, ref: str,
                                    active_deadline_seconds=options.get("backup_timeout") or None)
     else:
         job = db_backup.restore_job(cronjob, databases, ref, namespace, node=src.get("node") or None)
-    source: Dict[str, Any] = {"cronjob": name, "namespace": namespace, "databases": databases}
+    source: BackupSource = {"cronjob": name, "namespace": namespace, "databases": databases}
     if step == "restore" and backup.node_local and src.get("node"):
         source["node"] = src["node"]
     return Planned(Rendered(job, source=SOURCE_PREFIX + name), step, source, backup.node_local), []
@@ -134,11 +135,11 @@ def is_step(r: Rendered, word: str) -> bool:
     return r.kind == "Job" and labels.get(db_backup.LABEL_DATABASE_STEP) == word
 
 
-def taken_source(planned: Planned, pods: Sequence[Mapping[str, Any]]) -> Dict[str, Any]:
+def taken_source(planned: Planned, pods: Sequence[Mapping[str, Any]]) -> BackupSource:
     """What status.backupSource records of a finished backup: where the
     archive is. Archives on a hostPath are on the node of the pod that
     succeeded, which the restore must then run on."""
-    source = dict(planned.source)
+    source: BackupSource = {**planned.source}
     if planned.node_local:
         nodes = [str((p.get("spec") or {}).get("nodeName") or "") for p in pods
                  if (p.get("status") or {}).get("phase") == "Succeeded"]
@@ -165,7 +166,7 @@ def takes_backup(phase_type: str, backup_ref: Optional[str], wave: Sequence[Rend
         o.source == template or is_step(o, "backup") for o in wave)
 
 
-def source_of(planned: Optional[Any], wave: Sequence[Rendered], result: Any) -> Optional[Dict[str, Any]]:
+def source_of(planned: Optional[Any], wave: Sequence[Rendered], result: Any) -> Optional[BackupSource]:
     """What status.backupSource records: the CronJob the backup Job of the
     wave was made from (`planned`, the phase's CronJob step; none for the
     chart's own job-db-backup)."""

@@ -22,6 +22,8 @@ from __future__ import annotations
 import json
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
+from ansible_collections.lcm.openstack.plugins.module_utils.crds.phase import Phase
+
 Key = Tuple[str, str]
 Entry = Dict[str, Any]
 Ops = List[Dict[str, Any]]
@@ -142,7 +144,7 @@ class ObjectEntries:
         self._carried = set()
 
     @staticmethod
-    def guarded(ops: Ops, phase: Dict[str, Any]) -> Ops:
+    def guarded(ops: Ops, phase: Phase) -> Ops:
         """An append sent again after a blip would list its entries twice: it
         holds only on the Phase as this run last saw it."""
         version = phase["metadata"].get("resourceVersion")

@@ -33,6 +33,7 @@ from typing import Any, Callable, Collection, Dict, Iterator, List
 from ansible_collections.lcm.openstack.plugins.module_utils.common import interrupt, transient
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import DynamicApiError, NotFoundError
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError, PhaseFailed, PhaseGone, api_error
+from ansible_collections.lcm.openstack.plugins.module_utils.crds.phase import Phase, phase_status
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.record import Lifecycle
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import (
     FAILED, LABEL_SERVICE, LABEL_SPEC_HASH, PENDING, RUNNING, SUCCEEDED,
@@ -41,7 +42,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils.phase.status import 
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.stop import stop_jobs
 
 
-def create(phases: Any, body: Dict[str, Any], service: str) -> Dict[str, Any]:
+def create(phases: Any, body: Phase, service: str) -> Phase:
     """Create the Phase, and on 409 say who won: the create is the only check
     that cannot race (a read before it could be outdated by the time it lands)."""
     namespace, name = body["metadata"]["namespace"], body["metadata"]["name"]
@@ -56,19 +57,19 @@ def create(phases: Any, body: Dict[str, Any], service: str) -> Dict[str, Any]:
         other = {}
     if _ours(other, body):
         return other  # our create, sent again after a blip, had landed the first time
-    state = (other.get("status") or {}).get("state", PENDING)
+    state = phase_status(other).get("state", PENDING)
     raise PhaseError(
         f"another run created Phase {name} for {service} at the same moment ({state}); "
         "it runs the phase now. Wait for that run to end; a re-run then finds its outcome")
 
 
-def _ours(other: Dict[str, Any], body: Dict[str, Any]) -> bool:
+def _ours(other: Phase, body: Phase) -> bool:
     """A Phase of the same spec that nobody has started: the one this run
     created. (No other run can be creating it: the run holds its service's
     Lease, lifecycle/service_hold.py.)"""
     labels, wanted = (other.get("metadata") or {}).get("labels") or {}, body["metadata"].get("labels") or {}
     spec_hash = wanted.get(LABEL_SPEC_HASH)
-    return bool(other) and not (other.get("status") or {}).get("state") and spec_hash is not None and \
+    return bool(other) and not phase_status(other).get("state") and spec_hash is not None and \
         labels.get(LABEL_SPEC_HASH) == spec_hash
 
 
@@ -81,7 +82,7 @@ def refuse_concurrent(phases: Any, namespace: str, service: str, allowed: Collec
     except DynamicApiError as exc:
         raise api_error(exc, "list", "phases", namespace) from exc
     for other in items.get("items") or []:
-        if other["metadata"]["name"] not in allowed and (other.get("status") or {}).get("state") == RUNNING:
+        if other["metadata"]["name"] not in allowed and phase_status(other).get("state") == RUNNING:
             raise PhaseError(
                 f"Phase {other['metadata']['name']} ({other['spec']['type']}) is Running for "
                 f"{service}; wait for it to end, or delete it, before {doing}")
@@ -133,7 +134,7 @@ def recorded(dyn: Any, writer: StatusWriter, lifecycle: Lifecycle,
                 raise PhaseFailed(_unexpected(dyn, writer, name, exc), **details()) from exc
     finally:
         writer.when_under_way(None)  # not under way yet: the end's refresh says it all
-        state = (writer.phase.get("status") or {}).get("state")
+        state = phase_status(writer.phase).get("state")
         if state in (SUCCEEDED, FAILED):
             lifecycle.phase_ended(writer.phase)
             if state == FAILED or refresh_if_succeeded:

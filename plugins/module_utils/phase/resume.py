@@ -24,6 +24,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Tuple
 
+from ansible_collections.lcm.openstack.plugins.module_utils.crds.phase import Phase, phase_status
+
 KEEP, RESUME, RECREATE = "keep", "resume", "recreate"
 TIMEOUT = "Timeout"
 
@@ -36,8 +38,8 @@ class EarlierRun:
     reason: Optional[str] = None
 
     @classmethod
-    def of(cls, phase: Mapping[str, Any]) -> "EarlierRun":
-        status = phase.get("status") or {}
+    def of(cls, phase: Phase) -> "EarlierRun":
+        status = phase_status(phase)
         return cls(status.get("failedObject"), status.get("reason"))
 
 

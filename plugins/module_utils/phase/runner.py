@@ -35,6 +35,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils.common.model import 
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.status import StatusWriter
 from ansible_collections.lcm.openstack.plugins.module_utils.common.phase_view import describe_phase
 from ansible_collections.lcm.openstack.plugins.module_utils.common.redact import Redactor
+from ansible_collections.lcm.openstack.plugins.module_utils.crds.phase import Phase, phase_status
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.spec import (
     PhaseRequest, build_spec, phase_body, spec_hash,
 )
@@ -98,7 +99,7 @@ class PhaseRunner:
         body = phase_body(req, spec, hash_)
         name = body["metadata"]["name"]
         existing = self._get(name)
-        state = ((existing or {}).get("status") or {}).get("state", PENDING) if existing else None
+        state = phase_status(existing).get("state", PENDING) if existing else None
         same = existing is not None and existing["metadata"].get("labels", {}).get(LABEL_SPEC_HASH) == hash_
         if same and state == SUCCEEDED:
             if not self.check_mode:
@@ -196,7 +197,7 @@ class PhaseRunner:
         for o in objects:
             dry.apply(o.obj, placeholder_owner("dry-run"), labels)
 
-    def _run(self, phase: Dict[str, Any], objects: List[render.Rendered], lifecycle: Lifecycle,
+    def _run(self, phase: Phase, objects: List[render.Rendered], lifecycle: Lifecycle,
              earlier: Optional[resume.EarlierRun] = None) -> Dict[str, Any]:
         req = self.req
         name = phase["metadata"]["name"]
@@ -257,8 +258,8 @@ class PhaseRunner:
             return {"changed": True, "phase": describe_phase(writer.phase),
                     "objects_applied": actions(applied), "diffs": applied}
 
-    def _dry_run(self, body: Dict[str, Any], objects: List[render.Rendered],
-                 existing: Optional[Dict[str, Any]], attach: bool,
+    def _dry_run(self, body: Phase, objects: List[render.Rendered],
+                 existing: Optional[Phase], attach: bool,
                  earlier: Optional[resume.EarlierRun] = None) -> Dict[str, Any]:
         if not attach:
             try:
@@ -282,7 +283,7 @@ class PhaseRunner:
     def _phase_resource(self) -> Any:
         return lcm_resource(self.dyn, PHASE_KIND)
 
-    def _get(self, name: str) -> Optional[Dict[str, Any]]:
+    def _get(self, name: str) -> Optional[Phase]:
         try:
             return self.phases.get(name=name, namespace=self.req.namespace).to_dict()
         except NotFoundError:

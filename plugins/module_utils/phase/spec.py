@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.crds.phase import Phase, PhaseSource, PhaseSpec
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.failures import FailurePolicy
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import (
     API_VERSION, LABEL_SERVICE, LABEL_SPEC_HASH, LABEL_TYPE, PHASE_KIND, PHASE_TYPES,
@@ -200,9 +201,9 @@ def values_digest(source: Source) -> str:
     return digest({"values": source.values or {}, "files": files})
 
 
-def build_spec(req: PhaseRequest, objects: List[Dict[str, Any]]) -> Dict[str, Any]:
+def build_spec(req: PhaseRequest, objects: List[Dict[str, Any]]) -> PhaseSpec:
     src = req.source
-    source: Dict[str, Any] = {"selection": src.mode, "manifestsDigest": digest(objects)}
+    source: PhaseSource = {"selection": src.mode, "manifestsDigest": digest(objects)}
     if src.chart:
         source.update(chart=src.chart, valuesDigest=values_digest(src))
         if src.values_from_release:
@@ -211,8 +212,8 @@ def build_spec(req: PhaseRequest, objects: List[Dict[str, Any]]) -> Dict[str, An
             source["chartVersion"] = src.chart_version
     if src.templates is not None:
         source["templates"] = list(src.templates)
-    spec: Dict[str, Any] = {"type": req.type, "service": req.service, "release": req.release,
-                            "timeoutSeconds": int(req.timeout), "source": source}
+    spec: PhaseSpec = {"type": req.type, "service": req.service, "release": req.release,
+                       "timeoutSeconds": int(req.timeout), "source": source}
     if req.target_version:
         spec["targetVersion"] = str(req.target_version)
     if req.release_revision:
@@ -237,7 +238,7 @@ IDENTITY = ("type", "service", "release", "targetVersion", "releaseRevision", "f
             "test", "traffic")
 
 
-def spec_hash(spec: Dict[str, Any]) -> str:
+def spec_hash(spec: PhaseSpec) -> str:
     identity = {k: spec[k] for k in IDENTITY if k in spec}
     for block in ("upgrade", "rollback", "uninstall"):
         if isinstance(identity.get(block), dict):
@@ -261,7 +262,7 @@ def phase_name(req: PhaseRequest, hash_: str) -> str:
     return f"{req.release[:38].rstrip('-')}-{req.type}-{hash_[:8]}"
 
 
-def phase_body(req: PhaseRequest, spec: Dict[str, Any], hash_: str) -> Dict[str, Any]:
+def phase_body(req: PhaseRequest, spec: PhaseSpec, hash_: str) -> Phase:
     return {
         "apiVersion": API_VERSION,
         "kind": PHASE_KIND,

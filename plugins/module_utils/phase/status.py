@@ -29,6 +29,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils.common import transi
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import DynamicApiError
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import api_error
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import FAILED, RUNNING, SUCCEEDED
+from ansible_collections.lcm.openstack.plugins.module_utils.crds.phase import BackupSource, Phase, StoppedJob, phase_status
 from ansible_collections.lcm.openstack.plugins.module_utils.common.timefmt import now_micro, now_text as now, parse_time
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.readiness import NOT_FOUND, Readiness
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.plain import plain
@@ -48,7 +49,7 @@ INTERVAL = 0.5
 
 
 class StatusWriter:
-    def __init__(self, phases: Any, phase: Dict[str, Any], objects: List[Rendered],
+    def __init__(self, phases: Any, phase: Phase, objects: List[Rendered],
                  redactor: Redactor) -> None:
         self.phases, self.phase, self.redactor = phases, phase, redactor
         self.order: List[Key] = [(o.kind, o.name) for o in objects]
@@ -79,9 +80,9 @@ class StatusWriter:
         self.lines: Optional[Any] = None
 
     # -- transitions ---------------------------------------------------------
-    def start(self) -> Dict[str, Any]:
+    def start(self) -> Phase:
         """Running, with the list's first entries; the rest go with the next flush."""
-        status = self.phase.get("status") or {}
+        status = phase_status(self.phase)
         self.entries.forget()
         self._patch({
             "state": RUNNING,
@@ -172,7 +173,7 @@ class StatusWriter:
                 break
         self.dirty = False
 
-    def backup_taken(self, ref: str, source: Optional[Dict[str, Any]] = None) -> None:
+    def backup_taken(self, ref: str, source: Optional[BackupSource] = None) -> None:
         """The backup job is Current: a rollback can now restore this backup.
         `source` is the CronJob a backup Job was made from (backup_step), so
         the rollback makes its restore Job from the same one; none for the
@@ -181,7 +182,7 @@ class StatusWriter:
         self._patch({"backupRef": ref, **({"backupSource": dict(source)} if source else {})})
 
     def succeed(self) -> None:
-        started = parse_time((self.phase.get("status") or {}).get("startedAt"))
+        started = parse_time(phase_status(self.phase).get("startedAt"))
         took = int((datetime.now(timezone.utc) - started).total_seconds()) if started else 0
         message = f"{len(self.order)} object(s) Current in {took}s" if self.order else "no objects: nothing to run"
         self._end({"state": SUCCEEDED, "completedAt": now_micro(), "message": message,
@@ -194,13 +195,13 @@ class StatusWriter:
 
         return diagnosis.diagnose(dyn, self.phase["metadata"]["namespace"], self.order, result, timeout)
 
-    def fail(self, failure: "Failure", stopped: Sequence[Dict[str, Any]] = ()) -> None:
+    def fail(self, failure: "Failure", stopped: Sequence[StoppedJob] = ()) -> None:
         """Failed, with the Jobs that were stopped because of it."""
         said = describe(list(stopped))
         self._failed(failure.failed_object, failure.reason,
                      f"{failure.message} ({said})" if said else failure.message, failure.tail, stopped)
 
-    def fail_with(self, exc: Exception, stopped: Sequence[Dict[str, Any]] = ()) -> None:
+    def fail_with(self, exc: Exception, stopped: Sequence[StoppedJob] = ()) -> None:
         from ansible_collections.lcm.openstack.plugins.module_utils.phase.diagnosis import Failure  # pylint: disable=import-outside-toplevel
 
         self.fail(Failure(None, "Error", str(exc)), stopped)
@@ -223,7 +224,7 @@ class StatusWriter:
         self._failed(failed_object, reason, message, "")
 
     def _failed(self, failed_object: Optional[str], reason: str, message: str, tail: str,
-                stopped: Sequence[Dict[str, Any]] = ()) -> None:
+                stopped: Sequence[StoppedJob] = ()) -> None:
         message = self.redactor.redact(message)
         self._end({"state": FAILED, "completedAt": now_micro(), "message": message,
                    "failedObject": failed_object, "reason": reason,
@@ -240,7 +241,7 @@ class StatusWriter:
         if self.dirty and self.entries.started:
             ops, changed = self.entries.changes(self._entry)
             if self.entries.last(changed):
-                ops = self.entries.guarded(ops, self.phase) + self.entries.status_ops(status, self.phase.get("status") or {})
+                ops = self.entries.guarded(ops, self.phase) + self.entries.status_ops(status, phase_status(self.phase))
                 if self._send(ops, "application/json-patch+json", changed=changed):
                     self.dirty = False
                     return
@@ -261,7 +262,7 @@ class StatusWriter:
             entry.update(owned=owned, reason=self.redactor.redact(reason)[:REASON_LIMIT])
         return entry
 
-    def _patch(self, status: Dict[str, Any]) -> Dict[str, Any]:
+    def _patch(self, status: Dict[str, Any]) -> Phase:
         if "objects" in status:
             self._send({"status": status}, "application/merge-patch+json", status["objects"])
         else:

@@ -25,9 +25,10 @@ without an owner outlives the Phase; the next run of the phase replaces it.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping
+from typing import Any, List, Mapping
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import DynamicApiError
+from ansible_collections.lcm.openstack.plugins.module_utils.crds.phase import Phase, StoppedJob
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import api_error
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import FIELD_MANAGER, LABEL_PHASE
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.ownership import of_phase
@@ -42,7 +43,7 @@ def finished(job: Mapping[str, Any]) -> bool:
                for c in (job.get("status") or {}).get("conditions") or [])
 
 
-def stop_jobs(dyn: Any, phase: Mapping[str, Any]) -> List[Dict[str, Any]]:
+def stop_jobs(dyn: Any, phase: Phase) -> List[StoppedJob]:
     """Suspend the unfinished Jobs of a Phase; one record per Job acted on.
 
     Never raises for a Job it could not stop: the phase has failed already, and
@@ -55,7 +56,7 @@ def stop_jobs(dyn: Any, phase: Mapping[str, Any]) -> List[Dict[str, Any]]:
         items = jobs.get(namespace=namespace, label_selector=f"{LABEL_PHASE}={name}").to_dict()["items"]
     except Exception as exc:  # noqa: BLE001 - reported in the record, never raised over the failure
         return [{"name": "*", "action": NOT_STOPPED, "message": _why(exc, "list", namespace)}]
-    stopped: List[Dict[str, Any]] = []
+    stopped: List[StoppedJob] = []
     for job in sorted(items, key=lambda j: j["metadata"]["name"]):
         if not of_phase(job, uid) or finished(job) or (job.get("spec") or {}).get("suspend"):
             continue
@@ -77,7 +78,7 @@ def _why(exc: Exception, verb: str, namespace: str) -> str:
     return f"could not {verb} jobs in namespace {namespace}: {type(exc).__name__}: {exc}"
 
 
-def describe(stopped: List[Dict[str, Any]]) -> str:
+def describe(stopped: List[StoppedJob]) -> str:
     """One clause for the failure message: which Jobs were stopped, and which not."""
     done = [s["name"] for s in stopped if s["action"] == SUSPENDED]
     parts = [f"suspended Job {', '.join(done)}"] if done else []

@@ -26,9 +26,11 @@ For a removal: remove, unless there is no record or it says Removed.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, Optional
+from typing import Optional
 
-Record = Optional[Dict[str, Any]]
+from ansible_collections.lcm.openstack.plugins.module_utils.crds.service_lifecycle import LifecycleStatus, ServiceLifecycle, lifecycle_status
+
+Record = Optional[ServiceLifecycle]
 
 
 @dataclass(frozen=True)
@@ -37,11 +39,11 @@ class Decision:
     reason: str  # one short sentence, for the summary
 
 
-def status_of(record: Record) -> Dict[str, Any]:
-    return (record or {}).get("status") or {}
+def status_of(record: Record) -> LifecycleStatus:
+    return lifecycle_status(record)
 
 
-def _unfinished(status: Dict[str, Any], *names: str) -> str:
+def _unfinished(status: LifecycleStatus, *names: str) -> str:
     """The state of the record's flow when it is one of `names` and did not end
     in success or a rollback ('' otherwise)."""
     flow = status.get("flow") or {}

@@ -15,6 +15,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common import openstack_release
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.crds.service_lifecycle import ServiceLifecycle
 from ansible_collections.lcm.openstack.plugins.module_utils.common.tables import aligned
 from ansible_collections.lcm.openstack.plugins.module_utils.common.timefmt import duration
 from ansible_collections.lcm.openstack.plugins.module_utils.site.chart_graph import SiteGraph
@@ -22,7 +23,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils.site.decide import D
 from ansible_collections.lcm.openstack.plugins.module_utils.site.model import Dependency, Key, Service, Site, parse_site
 from ansible_collections.lcm.openstack.plugins.module_utils.site.order import Order
 
-Records = Mapping[Key, Dict[str, Any]]
+Records = Mapping[Key, ServiceLifecycle]
 ReadRecords = Callable[[List[str]], Records]
 Derive = Callable[[Site], SiteGraph]
 FLOWS = ("greenfield", "update", "remove", "nothing")

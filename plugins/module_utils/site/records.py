@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Sequence, Tuple
 
+from ansible_collections.lcm.openstack.plugins.module_utils.crds.service_lifecycle import ServiceLifecycle, lifecycle_spec, lifecycle_status
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import DynamicApiError
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import CrdMissing, api_error
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import LIFECYCLE_KIND
@@ -29,7 +30,7 @@ Key = Tuple[str, str]  # (namespace, service): a record is named after its servi
 _FLOW_KEYS = ("name", "state", "startedAt", "completedAt", "targetVersion")
 
 
-def read_records(dyn: Any, namespaces: Sequence[str]) -> Dict[Key, Item]:
+def read_records(dyn: Any, namespaces: Sequence[str]) -> Dict[Key, ServiceLifecycle]:
     """The ServiceLifecycle records in `namespaces`, by (namespace, name)."""
     wanted = sorted(set(namespaces))
     if not wanted:
@@ -54,12 +55,12 @@ def _in(res: Any, namespace: str) -> List[Item]:
         raise api_error(exc, "list", res.name, namespace) from exc
 
 
-def _kept(item: Item) -> Item:
+def _kept(item: ServiceLifecycle) -> ServiceLifecycle:
     """What the flow decision reads of a record; its history is dropped with its page."""
-    meta, status = item.get("metadata") or {}, item.get("status") or {}
+    meta, status = item.get("metadata") or {}, lifecycle_status(item)
     flow = status.get("flow") or {}
     kept_status = {k: status[k] for k in ("state", "currentVersion") if k in status}
     if flow:
         kept_status["flow"] = {k: flow[k] for k in _FLOW_KEYS if k in flow}
     return {"metadata": {"name": meta.get("name"), "namespace": meta.get("namespace")},
-            "spec": item.get("spec") or {}, "status": kept_status}
+            "spec": lifecycle_spec(item), "status": kept_status}

@@ -25,6 +25,7 @@ import time
 import urllib.parse
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
+from ansible_collections.lcm.openstack.plugins.module_utils.crds.phase import Phase
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.deletion import delete_and_wait
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import DynamicApiError
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.crd import lcm_resource
@@ -142,7 +143,7 @@ class TrafficRunner:
         return self._record(phase_record.create(self.phases, body, req.service), plan, result)
 
     # -- the Phase -----------------------------------------------------------------
-    def _body(self, plan: Plan) -> Dict[str, Any]:
+    def _body(self, plan: Plan) -> Phase:
         req = self.req
         preq = PhaseRequest(type=req.phase_type, service=req.service, release=req.release,
                             namespace=req.namespace, source=Source(manifests=[]),
@@ -153,7 +154,7 @@ class TrafficRunner:
         spec = build_spec(preq, [])
         return phase_body(preq, spec, spec_hash(spec))
 
-    def _record(self, phase: Dict[str, Any], plan: Plan, result: Dict[str, Any]) -> Dict[str, Any]:
+    def _record(self, phase: Phase, plan: Plan, result: Dict[str, Any]) -> Dict[str, Any]:
         req = self.req
         writer = self.writer = StatusWriter(self.phases, phase, [], self.redactor)
         from ansible_collections.lcm.openstack.plugins.module_utils.progress.lines import for_run  # pylint: disable=import-outside-toplevel
@@ -271,7 +272,7 @@ class TrafficRunner:
                 lifecycle.phase_started(self.writer.phase)  # the traffic Phase is the current one again
 
     # -- check mode, and Phase objects ------------------------------------------------
-    def _dry_run(self, body: Dict[str, Any], plan: Plan, result: Dict[str, Any]) -> Dict[str, Any]:
+    def _dry_run(self, body: Phase, plan: Plan, result: Dict[str, Any]) -> Dict[str, Any]:
         try:
             self.phases.create(body=body, namespace=self.req.namespace, dry_run="All")
         except DynamicApiError as exc:

@@ -12,8 +12,11 @@ import math
 import statistics
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from typing import Any, Dict, List, Mapping, Optional, Set
+from typing import Any, Dict, List, Optional, Set
 
+from ansible_collections.lcm.openstack.plugins.module_utils.crds.phase import Phase, phase_spec, phase_status
+from ansible_collections.lcm.openstack.plugins.module_utils.crds.service_lifecycle import HistoryEntry, ServiceLifecycle, lifecycle_status
+from ansible_collections.lcm.openstack.plugins.module_utils.crds.update_status import UpdateStatusStatus
 from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.insights import (
     CRITICAL, ERROR, LEVELS, Insight, Settings, Snapshot, produce_all,
 )
@@ -44,12 +47,12 @@ class Step:
     timeout: Optional[int] = None  # its Phase's spec.timeoutSeconds, when the Phase exists
 
 
-def steps(lifecycle: Mapping[str, Any], phases: List[dict]) -> List[Step]:
+def steps(lifecycle: ServiceLifecycle, phases: List[Phase]) -> List[Step]:
     """The flow's phases in order, matched against its plan: each run phase
     takes the next planned step of its type (planned steps it passes were
     skipped); a phase the plan lacks (a rollback chain) is a step of its own;
     planned steps not reached follow, unless the flow Succeeded without them."""
-    status = lifecycle.get("status") or {}
+    status = lifecycle_status(lifecycle)
     flow = status.get("flow") or {}
     history = {e.get("name"): e for e in status.get("history") or []}
     by_name = {name_of(p): p for p in phases}
@@ -65,22 +68,22 @@ def steps(lifecycle: Mapping[str, Any], phases: List[dict]) -> List[Step]:
     return out
 
 
-def _step(name: str, entry: Mapping[str, Any], phase: Optional[Mapping[str, Any]]) -> Step:
-    pstatus = (phase or {}).get("status") or {}
+def _step(name: str, entry: HistoryEntry, phase: Optional[Phase]) -> Step:
+    pstatus = phase_status(phase)
     state = pstatus.get("state") or entry.get("result") or "Pending"
-    return Step(type=str(((phase or {}).get("spec") or {}).get("type") or entry.get("type") or "?"), name=name,
+    return Step(type=str(phase_spec(phase).get("type") or entry.get("type") or "?"), name=name,
                 state=state if state in PHASE_STATES else "Pending",
                 started=parse_time(pstatus.get("startedAt") or entry.get("startedAt")),
                 completed=parse_time(pstatus.get("completedAt") or entry.get("completedAt")),
                 timeout=timeout_seconds(phase) if phase is not None else None)
 
 
-def estimates(lifecycle: Mapping[str, Any], flow_steps: List[Step], settings: Settings) -> List[float]:
+def estimates(lifecycle: ServiceLifecycle, flow_steps: List[Step], settings: Settings) -> List[float]:
     """Seconds each step is expected to take: the median of the Succeeded
     phases of its type in the service's history before this flow (not its
     own, nor any that started since it did), else the phase's timeout; times
     the overestimate."""
-    status = lifecycle.get("status") or {}
+    status = lifecycle_status(lifecycle)
     flow = status.get("flow") or {}
     this_flow = set(flow.get("phases") or [])
     flow_start = parse_time(flow.get("startedAt"))
@@ -110,10 +113,10 @@ def remaining_seconds(flow_steps: List[Step], flow_estimates: List[float], now: 
     return left
 
 
-def service_status(lifecycle: Dict[str, Any], phases: List[dict], insights: List[Insight], settings: Settings,
+def service_status(lifecycle: ServiceLifecycle, phases: List[Phase], insights: List[Insight], settings: Settings,
                    now: datetime) -> Dict[str, Any]:
     """One entry of status.services for a ServiceLifecycle and its Phases."""
-    status = lifecycle.get("status") or {}
+    status = lifecycle_status(lifecycle)
     flow = status.get("flow") or {}
     name, namespace = name_of(lifecycle), namespace_of(lifecycle)
     entry: Dict[str, Any] = {"name": name, "namespace": namespace, "assessment": None, "flow": flow.get("name"),
@@ -158,8 +161,8 @@ def _running(flow_steps: List[Step], deadline: Optional[datetime], insights: Lis
     return PROGRESSING
 
 
-def cluster_status(snapshot: Snapshot, settings: Settings, previous: Optional[Dict[str, Any]] = None
-                   ) -> Dict[str, Any]:
+def cluster_status(snapshot: Snapshot, settings: Settings, previous: Optional[UpdateStatusStatus] = None
+                   ) -> UpdateStatusStatus:
     """The whole status of the singleton. `previous` is the status it holds
     now: an insight keeps the startedAt it had there, and the Updating
     condition its lastTransitionTime while its status stays the same."""
@@ -176,7 +179,7 @@ def cluster_status(snapshot: Snapshot, settings: Settings, previous: Optional[Di
     site_of, sites = site_view([svc.lifecycle for svc in scope.services], now)
     services = [_with_site(e, site_of.get(svc.key)) for svc, e in zip(scope.services, services)]
     updating = [svc for svc in scope.services if svc.flow.get("state") == "Running"]
-    status = {
+    status: UpdateStatusStatus = {
         "observedAt": format_time(now),
         "conditions": [_updating(updating, previous, now)],
         "services": services,
@@ -196,7 +199,7 @@ def _with_site(entry: Dict[str, Any], site: Optional[Dict[str, Any]]) -> Dict[st
     return dict(out, site=site) if site else out
 
 
-def _insights(insights: List[Insight], previous: Mapping[str, Any], unread: Set[str]) -> List[Dict[str, Any]]:
+def _insights(insights: List[Insight], previous: UpdateStatusStatus, unread: Set[str]) -> List[Dict[str, Any]]:
     """The insights, most severe and oldest first. Those of a namespace the
     credentials could not read are carried over from `previous` unchanged:
     whoever may read it keeps them current."""
@@ -216,7 +219,7 @@ def _insights(insights: List[Insight], previous: Mapping[str, Any], unread: Set[
     return [entry for *_key, entry in sorted(out, key=lambda t: t[:3])]
 
 
-def _updating(updating: List[Any], previous: Mapping[str, Any], now: datetime) -> Dict[str, Any]:
+def _updating(updating: List[Any], previous: UpdateStatusStatus, now: datetime) -> Dict[str, Any]:
     names = [f"{svc.name} ({svc.namespace})" for svc in updating]
     if not names:
         cond = {"type": UPDATING, "status": "False", "reason": "AllServicesAtRest", "message": "no service is updating"}
@@ -238,7 +241,7 @@ def _phase_entry(step: Step, now: datetime) -> Dict[str, Any]:
                    "durationSeconds": max(0, took) if took is not None else None})
 
 
-def _took(entry: Mapping[str, Any]) -> Optional[float]:
+def _took(entry: HistoryEntry) -> Optional[float]:
     started, completed = parse_time(entry.get("startedAt")), parse_time(entry.get("completedAt"))
     return seconds(completed - started) if started and completed else None
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any, Dict, List, Optional, Set
 
+from ansible_collections.lcm.openstack.plugins.module_utils.crds.update_status import UpdateStatus, UpdateStatusStatus, update_status_status
 from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.assessment import cluster_status
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.crd import lcm_resource
 from ansible_collections.lcm.openstack.plugins.module_utils.common import transient
@@ -71,8 +72,8 @@ class StatusKeeper:
             # put back what it saw (a service created meanwhile would vanish).
             previous = self._current()
             snapshot = self.snapshot(now)
-            status = cluster_status(snapshot, self.settings, (previous or {}).get("status"))
-            changed = _comparable(status) != _comparable((previous or {}).get("status"))
+            status = cluster_status(snapshot, self.settings, update_status_status(previous))
+            changed = _comparable(status) != _comparable(update_status_status(previous))
             if not changed or self.check_mode or self._written(status, previous):
                 return {"changed": changed, "status": status, "report": report(status, details, now)}
         raise PhaseError(f"the UpdateStatus was written by others under {WRITE_ATTEMPTS} refreshes in a row; "
@@ -98,11 +99,11 @@ class StatusKeeper:
     def _cluster_wide(self, kind: str) -> List[Dict[str, Any]]:
         return across(lcm_resource(self.dyn, kind), None, None, _held(API_VERSION, kind), set())
 
-    def _current(self) -> Optional[Dict[str, Any]]:
+    def _current(self) -> Optional[UpdateStatus]:
         return get_or_none(self.res, NAME)
 
     # -- writing -------------------------------------------------------------
-    def _written(self, status: Dict[str, Any], previous: Optional[Dict[str, Any]]) -> bool:
+    def _written(self, status: UpdateStatusStatus, previous: Optional[UpdateStatus]) -> bool:
         """Write `status` on the version of `previous`; False when that is no
         longer the current one (and after creating the singleton, whose
         status someone may have written since): read again."""
@@ -140,11 +141,11 @@ def refresh(dyn: Any) -> str:
     return keeper.warning
 
 
-def _with_sites(status: Dict[str, Any]) -> bool:
+def _with_sites(status: UpdateStatusStatus) -> bool:
     return bool(status.get("sites")) or any("site" in s for s in status.get("services") or [])
 
 
-def _without_sites(status: Dict[str, Any]) -> Dict[str, Any]:
+def _without_sites(status: UpdateStatusStatus) -> UpdateStatusStatus:
     """The status as a CRD without the site fields takes it."""
     out = {k: v for k, v in status.items() if k != "sites"}
     out["services"] = [{k: v for k, v in s.items() if k != "site"} for s in status.get("services") or []]
@@ -163,5 +164,5 @@ def _held(api_version: str, kind: str) -> Keep:
     return held
 
 
-def _comparable(status: Optional[Dict[str, Any]]) -> Dict[str, Any]:
+def _comparable(status: Optional[UpdateStatusStatus]) -> Dict[str, Any]:
     return {k: v for k, v in (status or {}).items() if k not in VOLATILE}

@@ -13,8 +13,11 @@ phases (phases), each insight's description and reference (health), or both
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from typing import List, Optional, Sequence
 
+from ansible_collections.lcm.openstack.plugins.module_utils.crds.update_status import (
+    InsightEntry, ServiceEntry, ServicePhase, ServiceSite, SiteEntry, UpdateStatusStatus, Versions,
+)
 from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.insights.base import (
     INFO,
 )
@@ -28,7 +31,7 @@ QUIET = "No service is updating."
 SITE_WAITING_SHOWN = 3  # waiting services named on a site's line
 
 
-def report(status: Mapping[str, Any], details: str = "none", now: Optional[datetime] = None) -> str:
+def report(status: UpdateStatusStatus, details: str = "none", now: Optional[datetime] = None) -> str:
     if details not in DETAILS:
         raise ValueError(f"details must be one of {', '.join(DETAILS)}, not {details!r}")
     now = now or parse_time(status.get("observedAt")) or utcnow()
@@ -46,7 +49,7 @@ def report(status: Mapping[str, Any], details: str = "none", now: Optional[datet
     return "\n\n".join("\n".join(block) for block in blocks if block)
 
 
-def site_line(site: Mapping[str, Any], now: datetime) -> str:
+def site_line(site: SiteEntry, now: datetime) -> str:
     """`site example: 3/5 services done (60%), ETA 05:12:30Z; waiting: placement for keystone (Installing); failed: -`"""
     total, completion = site.get("services", 0), site.get("completion", 0)
     eta = parse_time(site.get("estimatedCompletionAt"))
@@ -61,12 +64,12 @@ def site_line(site: Mapping[str, Any], now: datetime) -> str:
             f"waiting: {waiting}; failed: {', '.join(site.get('failed') or []) or '-'}")
 
 
-def _updating(entry: Mapping[str, Any]) -> bool:
+def _updating(entry: ServiceEntry) -> bool:
     """A flow runs: it has a planned end, or has not ended."""
     return bool(entry.get("estimatedCompletionAt")) or (bool(entry.get("startedAt")) and not entry.get("completedAt"))
 
 
-def _section(entry: Mapping[str, Any], with_phases: bool, now: datetime, observed: datetime) -> List[str]:
+def _section(entry: ServiceEntry, with_phases: bool, now: datetime, observed: datetime) -> List[str]:
     phases = entry.get("phases") or []
     done = sum(1 for p in phases if p.get("state") == "Succeeded")
     running = _updating(entry)
@@ -93,7 +96,7 @@ def _section(entry: Mapping[str, Any], with_phases: bool, now: datetime, observe
     return lines
 
 
-def health(insights: Sequence[Mapping[str, Any]], with_details: bool, now: datetime) -> List[str]:
+def health(insights: Sequence[InsightEntry], with_details: bool, now: datetime) -> List[str]:
     """The health table; with details, each insight's resources, description
     and reference under its row."""
     lines = ["= Update Health ="]
@@ -115,7 +118,7 @@ def health(insights: Sequence[Mapping[str, Any]], with_details: bool, now: datet
     return lines
 
 
-def _insight_details(insight: Mapping[str, Any]) -> List[str]:
+def _insight_details(insight: InsightEntry) -> List[str]:
     scope, impact = insight.get("scope") or {}, insight.get("impact") or {}
     out = []
     resources = [f"{r.get('kind')}/{r.get('name')}" for r in scope.get("resources") or []]
@@ -132,7 +135,7 @@ def _insight_details(insight: Mapping[str, Any]) -> List[str]:
     return out
 
 
-def _site(site: Optional[Mapping[str, Any]]) -> List[str]:
+def _site(site: Optional[ServiceSite]) -> List[str]:
     """The service's site, its level and what it waits for; nothing outside a site."""
     if not site:
         return []
@@ -145,13 +148,13 @@ def _line(label: str, value: str) -> str:
     return f"{label + ':':<{LABEL_WIDTH}}{value}"
 
 
-def _versions(versions: Mapping[str, Any]) -> str:
+def _versions(versions: Versions) -> str:
     target, previous = versions.get("target"), versions.get("previous")
     text = target or "not known yet"
     return f"{text} (from {previous})" if previous and previous != target else str(text)
 
 
-def _duration(entry: Mapping[str, Any], running: bool, now: datetime) -> str:
+def _duration(entry: ServiceEntry, running: bool, now: datetime) -> str:
     started, completed = parse_time(entry.get("startedAt")), parse_time(entry.get("completedAt"))
     if started is None:
         return "-"
@@ -163,7 +166,7 @@ def _duration(entry: Mapping[str, Any], running: bool, now: datetime) -> str:
     return text
 
 
-def _phase_took(phase: Dict[str, Any], now: datetime, observed: datetime) -> str:
+def _phase_took(phase: ServicePhase, now: datetime, observed: datetime) -> str:
     """A phase's duration; a running one's grows by the time since observedAt."""
     took = phase.get("durationSeconds")
     if took is None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from ansible_collections.lcm.openstack.plugins.module_utils.crds.service_lifecycle import ServiceLifecycle, lifecycle_flow, lifecycle_spec, lifecycle_status
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import (
     ANNOTATION_SITE_EXPECTED, ANNOTATION_SITE_LEVEL, ANNOTATION_SITE_RUN, DEPENDENCIES_FAILED, DEPENDENCIES_READY, LABEL_SITE,
 )
@@ -47,27 +48,27 @@ class Member:
 SiteOf = Dict[Key, Dict[str, Any]]  # each member's `site`, by (namespace, name)
 
 
-def site_view(lifecycles: Sequence[Mapping[str, Any]], now: datetime) -> Tuple[SiteOf, List[Dict[str, Any]]]:
+def site_view(lifecycles: Sequence[ServiceLifecycle], now: datetime) -> Tuple[SiteOf, List[Dict[str, Any]]]:
     """What the status takes, in one call: each member's `site` (for its
     entry in status.services) by (namespace, name), and status.sites."""
     members = [m for m in map(member, lifecycles) if m is not None]
     return {m.key: entry(m) for m in members}, sites(members, now)
 
 
-def member(lifecycle: Mapping[str, Any]) -> Optional[Member]:
+def member(lifecycle: ServiceLifecycle) -> Optional[Member]:
     """The record as a site member; None without the site label."""
     site = labels(lifecycle).get(LABEL_SITE)
     if not site:
         return None
-    notes, status, namespace = annotations(lifecycle), lifecycle.get("status") or {}, namespace_of(lifecycle)
-    depends = [d for d in (lifecycle.get("spec") or {}).get("dependsOn") or [] if isinstance(d, str)]
+    notes, status, namespace = annotations(lifecycle), lifecycle_status(lifecycle), namespace_of(lifecycle)
+    depends = [d for d in lifecycle_spec(lifecycle).get("dependsOn") or [] if isinstance(d, str)]
     return Member((namespace, name_of(lifecycle)), str(site), _integer(notes.get(ANNOTATION_SITE_LEVEL)),
                   parse_time(notes.get(ANNOTATION_SITE_RUN)), max(0, _integer(notes.get(ANNOTATION_SITE_EXPECTED)) or 0),
                   str(status.get("state") or ""), status.get("flow") or {}, waiting_for(lifecycle),
                   _work_started(lifecycle), tuple(_dependency(d, namespace) for d in depends))
 
 
-def waiting_for(lifecycle: Mapping[str, Any]) -> str:
+def waiting_for(lifecycle: ServiceLifecycle) -> str:
     """What the flow waits for: its DependenciesReady message without the
     leading 'waiting for ', while that condition is False. A dependency that
     failed the flow is not waited for any more: the flow ended."""
@@ -152,11 +153,11 @@ def estimated_completion(left: Sequence[Member], mine: Sequence[Member], run: Op
     return anchor + timedelta(seconds=total)
 
 
-def _work_started(lifecycle: Mapping[str, Any]) -> Optional[datetime]:
+def _work_started(lifecycle: ServiceLifecycle) -> Optional[datetime]:
     """When the running flow's own work started: its start, or the moment its
     dependencies became ready when that is later (waiting is no work). None
     while it waits, or when no flow runs."""
-    flow = (lifecycle.get("status") or {}).get("flow") or {}
+    flow = lifecycle_flow(lifecycle)
     started = parse_time(flow.get("startedAt"))
     cond = condition(lifecycle, DEPENDENCIES_READY) or {}
     if flow.get("state") != "Running" or started is None or cond.get("status") == "False":

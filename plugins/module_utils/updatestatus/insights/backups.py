@@ -15,8 +15,9 @@ A backup Job that is still on its way is not a risk yet.
 
 from __future__ import annotations
 
-from typing import Any, List, Mapping, Optional, Tuple
+from typing import List, Optional, Tuple
 
+from ansible_collections.lcm.openstack.plugins.module_utils.crds.phase import Phase, phase_spec, phase_status
 from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.insights.base import (
     DATA_LOSS_RISK, DOCS, WARNING, Insight, Settings, Snapshot, first_time, name_of, new_insight,
 )
@@ -30,13 +31,13 @@ def produce(snapshot: Snapshot, settings: Settings) -> List[Insight]:
     scope = Scope(snapshot)
     out = []
     for svc, phase in scope.in_service(snapshot.phases):
-        if (phase.get("spec") or {}).get("type") != "upgrade" or not scope.is_current(phase):
+        if phase_spec(phase).get("type") != "upgrade" or not scope.is_current(phase):
             continue
         found = risk(svc, phase)
         if found is None:
             continue
         problem, summary, advice = found
-        name, status = name_of(phase), phase.get("status") or {}
+        name, status = name_of(phase), phase_status(phase)
         out.append(new_insight(
             NAME, problem, svc.name, svc.namespace, "Phase", name,
             started_at=first_time(status.get("startedAt"), (phase.get("metadata") or {}).get("creationTimestamp"))
@@ -48,14 +49,14 @@ def produce(snapshot: Snapshot, settings: Settings) -> List[Insight]:
     return out
 
 
-def risk(svc: Service, phase: Mapping[str, Any]) -> Optional[Tuple[str, str, str]]:
+def risk(svc: Service, phase: Phase) -> Optional[Tuple[str, str, str]]:
     """(problem, summary, advice) when the upgrade Phase has no backup to fall back on."""
-    status = phase.get("status") or {}
+    status = phase_status(phase)
     state = status.get("state")
     in_running_flow = svc.flow.get("state") == "Running" and name_of(phase) in (svc.flow.get("phases") or [])
     if not (state == "Running" or (state == "Succeeded" and in_running_flow)):
         return None
-    if not ((phase.get("spec") or {}).get("upgrade") or {}).get("backupDatabase"):
+    if not (phase_spec(phase).get("upgrade") or {}).get("backupDatabase"):
         return ("no-backup", f"No database backup before the upgrade of {svc.name} (Phase {name_of(phase)})",
                 "Upgrade with backup_database: true.")
     if status.get("backupRef"):

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Set
 
+from ansible_collections.lcm.openstack.plugins.module_utils.crds.phase import Phase
+from ansible_collections.lcm.openstack.plugins.module_utils.crds.service_lifecycle import ServiceLifecycle
 from ansible_collections.lcm.openstack.plugins.module_utils.common.timefmt import format_time, parse_time, utcnow
 
 INFO, WARNING, ERROR, CRITICAL = "Info", "Warning", "Error", "Critical"
@@ -46,8 +48,8 @@ class Settings:
 class Snapshot:
     """The cluster objects one computation reads, as the API returns them."""
 
-    lifecycles: List[dict] = field(default_factory=list)
-    phases: List[dict] = field(default_factory=list)
+    lifecycles: List[ServiceLifecycle] = field(default_factory=list)
+    phases: List[Phase] = field(default_factory=list)
     pods: List[dict] = field(default_factory=list)
     deployments: List[dict] = field(default_factory=list)
     jobs: List[dict] = field(default_factory=list)

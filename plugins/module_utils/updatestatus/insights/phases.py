@@ -10,8 +10,9 @@ of an earlier flow is history.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping
+from typing import Any, Dict, List
 
+from ansible_collections.lcm.openstack.plugins.module_utils.crds.phase import Phase, PhaseStatus, phase_spec, phase_status
 from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.insights.base import (
     ERROR, UPDATE_STALLED, Insight, Settings, Snapshot, name_of, new_insight, resource,
 )
@@ -28,7 +29,7 @@ def produce(snapshot: Snapshot, settings: Settings) -> List[Insight]:
     for svc, phase in scope.in_service(snapshot.phases):
         if not scope.is_current(phase):
             continue
-        name, spec, status = name_of(phase), phase.get("spec") or {}, phase.get("status") or {}
+        name, spec, status = name_of(phase), phase_spec(phase), phase_status(phase)
         ptype = spec.get("type", "?")
         reference = f"kubectl get phase {name} -n {svc.namespace} -o yaml"
         if status.get("state") == "Failed":
@@ -55,9 +56,9 @@ def produce(snapshot: Snapshot, settings: Settings) -> List[Insight]:
     return out
 
 
-def timeout_seconds(phase: Mapping[str, Any]) -> int:
+def timeout_seconds(phase: Phase) -> int:
     try:
-        return int((phase.get("spec") or {}).get("timeoutSeconds") or DEFAULT_TIMEOUT)
+        return int(phase_spec(phase).get("timeoutSeconds") or DEFAULT_TIMEOUT)
     except (TypeError, ValueError):
         return DEFAULT_TIMEOUT
 
@@ -67,7 +68,7 @@ def _failed_object(value: Any, namespace: str) -> List[Dict[str, str]]:
     return [resource(kind, name, namespace)] if kind and slash and name else []
 
 
-def _description(status: Mapping[str, Any]) -> str:
+def _description(status: PhaseStatus) -> str:
     parts = []
     if status.get("reason"):
         parts.append(f"Reason: {status['reason']}.")

@@ -21,6 +21,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional, Set, Tuple
 
+from ansible_collections.lcm.openstack.plugins.module_utils.crds.phase import Phase, phase_spec
+from ansible_collections.lcm.openstack.plugins.module_utils.crds.service_lifecycle import (
+    FlowRecord, LifecycleStatus, ServiceLifecycle, lifecycle_flow, lifecycle_spec, lifecycle_status,
+)
 from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.insights.base import (
     Snapshot, annotations, labels, name_of, namespace_of,
 )
@@ -37,23 +41,23 @@ class Service:
     name: str  # the ServiceLifecycle's name
     service: str  # spec.service: the value of the service label
     release: str
-    lifecycle: Dict[str, Any]
+    lifecycle: ServiceLifecycle
 
     @property
     def key(self) -> Tuple[str, str]:
         return (self.namespace, self.name)
 
     @property
-    def status(self) -> Dict[str, Any]:
-        return self.lifecycle.get("status") or {}
+    def status(self) -> LifecycleStatus:
+        return lifecycle_status(self.lifecycle)
 
     @property
-    def flow(self) -> Dict[str, Any]:
-        return self.status.get("flow") or {}
+    def flow(self) -> FlowRecord:
+        return lifecycle_flow(self.lifecycle)
 
 
-def service_from(lifecycle: Mapping[str, Any]) -> Service:
-    spec = lifecycle.get("spec") or {}
+def service_from(lifecycle: ServiceLifecycle) -> Service:
+    spec = lifecycle_spec(lifecycle)
     name = name_of(lifecycle)
     service = str(spec.get("service") or name)
     return Service(namespace_of(lifecycle), name, service, str(spec.get("release") or service), dict(lifecycle))
@@ -78,7 +82,7 @@ class Scope:
         candidates = self._by_ns.get(namespace_of(obj), [])
         value = labels(obj).get(LABEL_SERVICE)
         if value is None and obj.get("kind") == "Phase":
-            value = (obj.get("spec") or {}).get("service")
+            value = phase_spec(obj).get("service")
         for svc in candidates:
             if value is not None and value == svc.service:
                 return svc
@@ -117,7 +121,7 @@ class Scope:
                 out.append((svc, obj))
         return out
 
-    def phases_of(self, svc: Service) -> List[dict]:
+    def phases_of(self, svc: Service) -> List[Phase]:
         """The service's Phases, oldest first."""
         return sorted((p for p in self.snapshot.phases if self.service_of(p) is svc), key=started_order)
 
@@ -143,18 +147,18 @@ class Scope:
         """Phases of the service's latest flow; and a Phase run outside any flow
         while it is the newest of its type for its service."""
         current: Set[Tuple[str, str]] = set()
-        newest: Dict[Tuple[str, str, str], dict] = {}
+        newest: Dict[Tuple[str, str, str], Phase] = {}
         for phase in sorted(self.snapshot.phases, key=started_order):
             svc = self.service_of(phase)
             if svc is None:
                 continue
-            spec = phase.get("spec") or {}
+            spec = phase_spec(phase)
             flow_id = f"{svc.flow.get('name')}/{svc.flow.get('startedAt')}"
             if name_of(phase) in (svc.flow.get("phases") or []) or (svc.flow and spec.get("flow") == flow_id):
                 current.add((namespace_of(phase), name_of(phase)))
             newest[(svc.namespace, svc.name, str(spec.get("type")))] = phase
         current.update((namespace_of(p), name_of(p)) for p in newest.values()
-                       if not (p.get("spec") or {}).get("flow"))
+                       if not phase_spec(p).get("flow"))
         return current
 
 

@@ -169,9 +169,11 @@ def test_a_module_does_not_ship_the_other_modules_engines(module: str, not_shipp
 # site_plan by 7 kB for common/openstack_release.py (OpenStack's supported upgrade paths, checked by the
 # plan) and the wait for a dependency at the version the run brings it to; service_lifecycle and traffic
 # by 1.5 kB for lifecycle/dependencies.py judging a dependency whose update the run rolled back.
+# The modules that read a Phase, a ServiceLifecycle or the UpdateStatus by 4.5 to 14 kB for their typed
+# records (crds/: the TypedDicts and the accessors of a body's spec, status and flow) and the imports of them.
 PAYLOAD_BUDGET = {
-    "helm_release": 270_500, "helm_release_info": 103_500, "phase": 511_500, "phase_info": 93_500,
-    "service_lifecycle": 305_000, "site_plan": 200_000, "traffic": 654_000, "update_status": 192_000,
+    "helm_release": 270_500, "helm_release_info": 103_500, "phase": 526_000, "phase_info": 103_000,
+    "service_lifecycle": 319_500, "site_plan": 204_500, "traffic": 669_000, "update_status": 205_500,
 }
 
 
