@@ -80,6 +80,22 @@ def test_the_kit_deploys_side_by_side_in_the_order_the_pods_need(site: Site) -> 
         assert not [p for p in site.phases(agent) if p["spec"]["type"].startswith("traffic")], agent
 
 
+def test_a_release_two_steps_on_is_refused_naming_the_one_between(site: Site) -> None:
+    """2025.2 -> 2026.2 skips 2026.1, which is no SLURP jump: the plan refuses
+    it for every OpenStack service before anything is read from a release or
+    written, and names the release to pass through."""
+    before = {s: site.lifecycle(s)["metadata"]["resourceVersion"] for s in site.services}
+    # The refusal on one line, whatever result format the caller's environment sets.
+    run = site.run("-e", "openstack_release=2026.2", env={"ANSIBLE_CALLBACK_RESULT_FORMAT": "json"})
+    assert run.returncode != 0, run.stdout[-3000:]
+    refusal = next((line for line in run.stdout.splitlines() if "site plan refused" in line), "")
+    for name in ("keystone", "nova", "neutron"):
+        assert f"{name} ({site.namespace}): 2025.2 -> 2026.2 is not a supported upgrade" in refusal, run.stdout[-3000:]
+    assert "pass through 2026.1 first" in refusal
+    assert "mariadb (" not in refusal and "openvswitch (" not in refusal  # no OpenStack releases: not checked
+    assert {s: site.lifecycle(s)["metadata"]["resourceVersion"] for s in site.services} == before
+
+
 def test_every_openstack_service_moves_to_the_next_release(site: Site) -> None:
     ok(site.run("-e", "openstack_release=2026.1"))
     for name in OPENSTACK:

@@ -34,10 +34,16 @@ def site_plan(services: Sequence[Mapping[str, Any]], action: str, external: bool
     """The plan of `services` for `action`. The inventory is checked whole
     before `read_records` (namespaces -> records by (namespace, name)) is
     called: a broken inventory costs no request. `derive`, given the site,
-    returns what the charts say of its order (site/chart_graph.py)."""
+    returns what the charts say of its order (site/chart_graph.py), once the
+    records show every upgrade path supported."""
     site = parse_site(services, action, external)
+    records = read_records(site.namespaces) if site.services else {}
+    # An unsupported jump is refused before the charts are rendered: the
+    # values files of a release the site cannot go to may not even exist.
+    _refuse_unsupported(site, {k: _path(site, k, _decision(site, k, records.get(k)), records.get(k))
+                               for k in site.services})
     derived = derive(site) if derive is not None and site.services else None
-    return plan(site, read_records(site.namespaces) if site.services else {}, derived)
+    return plan(site, records, derived)
 
 
 def plan(site: Site, records: Records, derived: Optional[SiteGraph] = None) -> Dict[str, Any]:

@@ -213,3 +213,13 @@ def test_a_dependent_waits_for_what_the_run_brings_its_dependencies_to() -> None
     assert entries["placement"]["wait_for"] == ["keystone>=2026.1", "memcached"]
     records[("openstack", "keystone")] = _slc("keystone", "Operational", "2026.1")
     assert _by_name(_plan(services, records))["placement"]["wait_for"] == ["keystone>=2025.1", "memcached"]
+
+
+def test_an_unsupported_jump_is_refused_before_any_chart_is_rendered() -> None:
+    records = {("openstack", "keystone"): _slc("keystone", "Operational", "2025.1")}
+    services = [{"service": "keystone", "version": "2026.2"}]
+
+    def derive(site: Any) -> Any:
+        raise AssertionError("the charts were rendered for a refused plan")
+    with pytest.raises(PhaseError, match=r"2025.1 -> 2026.2 is not a supported upgrade.*pass through 2026.1 first"):
+        site_plan(services, "deploy", False, lambda namespaces: records, derive)
