@@ -124,6 +124,16 @@ options:
         type: list
         elements: dict
         default: []
+      dependency_versions:
+        description:
+          - The version this site run brings each dependency to, keyed as O(depends_on) names it
+            (C(site_plan)'s C(wait_at)), for example V(keystone) at V(2026.1).
+          - A flow's start waits for each such dependency at that version with its flow ended, not
+            merely C(Operational) at the version it ran before, so that a site's release upgrade goes
+            in order; one whose update the run rolled back fails the start at once.
+          - Not recorded; the record keeps O(depends_on) as declared.
+        type: dict
+        default: {}
   dependencies_since:
     description:
       - A timestamp such as V(2026-01-31T12:00:00Z), written as a record's
@@ -348,6 +358,7 @@ def argument_spec():
             run=dict(type="str"),
             expected_duration=dict(type="int", default=60),
             provided=dict(type="list", elements="dict", default=[]),
+            dependency_versions=dict(type="dict", default={}),
         )),
         lifecycle_state=dict(type="str", choices=list(SERVICE_STATES)),
         reason=dict(type="str"),

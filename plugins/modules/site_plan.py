@@ -195,10 +195,16 @@ services:
       description:
         - The dependencies its flow waits for, as C(depends_on) takes them, before it starts
           (a removal waits for C(dependents) instead); none of the services deployed beside it.
-        - One the run deploys or updates is waited for at the version the run brings it to
-          (C(keystone>=2026.1)), its flow ended there, so that updates go in order.
+        - Each as declared; the version the run brings it to is in C(wait_at).
       type: list
       elements: str
+    wait_at:
+      description:
+        - The version this run brings each of C(wait_for) to, keyed as C(wait_for) names it, for
+          those the run deploys or updates. Its flow waits for each there with its flow ended
+          (C(service_lifecycle)'s O(lcm.openstack.service_lifecycle#module:site.dependency_versions)),
+          so that a release upgrade goes in order; the plan's AFTER column shows it as C(keystone>=2026.1).
+      type: dict
     together_with:
       description: The services whose pods and its own wait for each other both ways; their flows run side by side.
       type: list
@@ -234,6 +240,7 @@ services:
         - {service: mariadb, namespace: openstack, min_version: "10.6", external: false, derived: true,
            reasons: ["Job keystone-db-init waits for Service openstack/mariadb (DEPENDENCY_SERVICE)"]}
       wait_for: [mariadb>=10.6]
+      wait_at: {mariadb: "10.6"}
       together_with: []
       provided: []
       dependents: [placement]

@@ -111,7 +111,7 @@ def test_every_openstack_service_moves_to_the_next_release(site: Site) -> None:
         for dep in site.lifecycle(name)["spec"].get("dependsOn") or []:
             dep_name = dep.split("/")[-1].split(">=")[0]
             if dep_name in OPENSTACK:
-                assert dep.endswith(">=2026.1"), (name, dep)
+                assert ">=" not in dep, (name, dep)  # the record keeps what is declared, not the run's versions
                 assert when(flows[name]["startedAt"]) >= when(flows[dep_name]["completedAt"]), (name, dep_name)
     # ... and what waits for nothing of the other ran side by side.
     assert max(when(flows[s]["startedAt"]) for s in TOGETHER) < min(when(flows[s]["completedAt"]) for s in TOGETHER)

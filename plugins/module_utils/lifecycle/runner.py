@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import copy
 import time
-from typing import Any, Dict, List, Optional
+from dataclasses import replace
+from typing import Any, Dict, List, Mapping, Optional
 
 from ansible_collections.lcm.openstack.plugins.module_utils.crds.service_lifecycle import LifecycleStatus, lifecycle_flow, lifecycle_spec, lifecycle_status
 from ansible_collections.lcm.openstack.plugins.module_utils.common.timefmt import now_text as now, parse_time
+from ansible_collections.lcm.openstack.plugins.module_utils.common.versions import compare
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import DynamicApiError
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError, api_error
 from ansible_collections.lcm.openstack.plugins.module_utils.kube import paging
@@ -86,7 +88,7 @@ def dependencies_met(lifecycle: Lifecycle, req: LifecycleRequest, check_mode: bo
     else:
         texts = req.depends_on if req.depends_on is not None else \
             lifecycle_spec(lifecycle.get()).get("dependsOn") or []
-        deps = parse_all(texts, req.namespace, req.service)
+        deps = at_run_versions(parse_all(texts, req.namespace, req.service), (req.site or {}).get("dependency_versions"))
 
     from ansible_collections.lcm.openstack.plugins.module_utils.progress.lines import for_run  # pylint: disable=import-outside-toplevel
     lines = for_run(f"{req.service} {req.flow or 'flow'}", deadline=time.monotonic() + req.dependency_timeout)
@@ -96,6 +98,18 @@ def dependencies_met(lifecycle: Lifecycle, req: LifecycleRequest, check_mode: bo
         lines.say(message + lines.left())
     return settle(lifecycle.dyn, lifecycle.res, req.service, deps,
                   req.dependency_timeout, parse_time(req.dependencies_since), tell, check_mode)
+
+
+def at_run_versions(deps: List[Dependency], versions: Optional[Mapping[str, str]]) -> List[Dependency]:
+    """Each dependency at the version a site run brings it to, where it brings
+    one (`site.dependency_versions`, keyed as depends_on names it): waited for
+    there, its flow ended. Only this start waits so; the record keeps the
+    dependencies as declared, so a later flow (a rollback) does not wait for
+    versions of a run that is over."""
+    if not versions:
+        return deps
+    return [replace(d, minimum=str(versions[d.label])) if d.label in versions and
+            (not d.minimum or compare(str(versions[d.label]), d.minimum) > 0) else d for d in deps]
 
 
 def removal_order(lifecycle: Lifecycle, req: LifecycleRequest) -> List[Dependency]:

@@ -90,17 +90,20 @@ def _refuse_unsupported(site: Site, paths: Mapping[Key, Optional[openstack_relea
                            "the next; a service's release comes back only through playbooks/rollback.yml")
 
 
-def _after(site: Site, decisions: Mapping[Key, Decision], dep: Dependency, seen_from: str) -> str:
-    """A dependency as the dependent's flow waits for it. One this run deploys
-    or updates is waited for at the version the run brings it to: its flow
-    must have ended there, not merely be Operational at the version it ran
-    before (a dependent is not drained while its dependency is upgraded)."""
+def _name(dep: Dependency, seen_from: str) -> str:
+    return Dependency(dep.service, dep.namespace).text(seen_from)
+
+
+def _run_version(site: Site, decisions: Mapping[Key, Decision], dep: Dependency) -> str:
+    """The version this run brings a dependency to ('' when the run leaves it
+    as it is): its dependent's flow waits for it there, its flow ended, not
+    merely Operational at the version it ran before (a dependent is not
+    drained while its dependency is upgraded). The inventory's own minimum is
+    never above it: parse_site refuses that."""
     decision = decisions.get(dep.key)
-    target = site.services[dep.key].version if dep.key in site.services else ""
-    if dep.external or decision is None or decision.flow not in ("greenfield", "update") or not target:
-        return dep.text(seen_from)
-    # The inventory's own minimum is never above it: parse_site refuses that.
-    return Dependency(dep.service, dep.namespace, target).text(seen_from)
+    if dep.external or decision is None or decision.flow not in ("greenfield", "update"):
+        return ""
+    return site.services[dep.key].version if dep.key in site.services else ""
 
 
 def _entry(site: Site, key: Key, order: Order, decisions: Mapping[Key, Decision], record: Any,
@@ -116,11 +119,12 @@ def _entry(site: Site, key: Key, order: Order, decisions: Mapping[Key, Decision]
     depends += [{"service": site.name(k), "namespace": k[0], "min_version": "", "external": False, "derived": True,
                  "reasons": list(reasons)} for k, reasons in sorted(derived.items()) if k not in explicit]
     siblings = order.siblings(key)
-    wait_for = [_after(site, decisions, d, service.namespace) for d in service.depends_on if d.key not in siblings]
+    waits = [d for d in service.depends_on if d.key not in siblings]
     # The group starts together: each member waits for what any of them waits for outside it
     # (libvirt's pods wait for neutron's, which wait for keystone: libvirt starts with neutron).
     outside = sorted({k for member in [key, *siblings] for k in order.after(member) if k not in siblings | {key}})
-    wait_for += [_after(site, decisions, Dependency(k[1], k[0]), service.namespace) for k in outside if k not in explicit]
+    waits += [Dependency(k[1], k[0]) for k in outside if k not in explicit]
+    wait_at = {_name(d, service.namespace): v for d, v in ((d, _run_version(site, decisions, d)) for d in waits) if v}
     provided = [{"kind": kind, "namespace": ns, "name": name, "service": by[1]}
                 for (kind, ns, name), by in sorted(order.provided.get(key, {}).items()) if by in siblings]
     return {
@@ -131,7 +135,7 @@ def _entry(site: Site, key: Key, order: Order, decisions: Mapping[Key, Decision]
                                                    "reason": path.reason},
         "current_version": status.get("currentVersion") or "", "target_version": service.version,
         "state": status.get("state") or "",
-        "depends_on": depends, "wait_for": wait_for,
+        "depends_on": depends, "wait_for": [d.text(service.namespace) for d in waits], "wait_at": wait_at,
         "together_with": [site.name(k) for k in sorted(siblings)], "provided": provided,
         "dependents": [site.name(k) for k in order.dependents(key)],
         "expected_duration": service.expected_duration,
@@ -156,9 +160,16 @@ def summary(action: str, entries: List[Dict[str, Any]], levels: List[List[str]],
             + ("" if any(counts[f] for f in FLOWS if f != "nothing") else "; nothing to do"))
     rows: List[Tuple[Any, ...]] = [("LEVEL", "SERVICE", "FLOW", "VERSION", "AFTER", "BESIDE", "REASON")]
     after = "dependents" if action == "remove" else "wait_for"  # a removal waits for its dependents
-    rows += [(e["level"], e["service"], e["flow"], _versions(e), ",".join(e[after]) or "-",
+    rows += [(e["level"], e["service"], e["flow"], _versions(e), ",".join(_after(e, after)) or "-",
               ",".join(e["together_with"]) or "-", e["reason"]) for e in entries]
     return "\n".join([head] + (aligned(rows) if entries else []))
+
+
+def _after(entry: Dict[str, Any], column: str) -> List[str]:
+    """What a flow waits for, each at the version this run brings it to where it brings one."""
+    at = entry.get("wait_at") or {} if column == "wait_for" else {}
+    return [f"{text.split('>=')[0]}>={at[text.split('>=')[0]]}" if text.split(">=")[0] in at else text
+            for text in entry[column]]
 
 
 def _versions(entry: Dict[str, Any]) -> str:

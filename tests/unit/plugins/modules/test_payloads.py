@@ -173,7 +173,7 @@ def test_a_module_does_not_ship_the_other_modules_engines(module: str, not_shipp
 # records (crds/: the TypedDicts and the accessors of a body's spec, status and flow) and the imports of them.
 PAYLOAD_BUDGET = {
     "helm_release": 270_500, "helm_release_info": 103_500, "phase": 526_000, "phase_info": 103_000,
-    "service_lifecycle": 319_500, "site_plan": 204_500, "traffic": 669_000, "update_status": 205_500,
+    "service_lifecycle": 320_000, "site_plan": 205_500, "traffic": 670_000, "update_status": 205_500,
 }
 
 

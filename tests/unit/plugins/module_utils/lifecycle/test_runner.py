@@ -66,7 +66,8 @@ class _Settle:
 
     def __call__(self, dyn: Any, res: Any, service: str, deps: Any, timeout: float, since: Any, tell: Any,
                  check_mode: bool = False) -> Waited:
-        self.asked = dict(service=service, deps=[d.label for d in deps], timeout=timeout, since=since,
+        self.asked = dict(service=service, deps=[d.label for d in deps], minimums=[d.minimum for d in deps],
+                          timeout=timeout, since=since,
                           tell=tell, check_mode=check_mode)
         if isinstance(self.outcome, Exception):
             raise self.outcome
@@ -110,6 +111,26 @@ def test_what_the_wait_tells_goes_to_the_condition_false_and_stays_one_transitio
     assert (lifecycle.condition()["status"], lifecycle.condition()["message"]) == (
         "False", "waiting for keystone (Testing)")
     assert lifecycle.condition()["lastTransitionTime"] == first["lastTransitionTime"]
+
+
+def test_a_site_run_waits_for_its_versions_and_the_record_keeps_what_is_declared(settle: _Settle) -> None:
+    lifecycle = _Lifecycle()
+    site = {"name": "cloud", "level": 1, "dependency_versions": {"keystone": "2026.1", "infra/mariadb": "10.11"}}
+    runner.run(lifecycle, _req(depends_on=["keystone>=2025.1", "memcached", "infra/mariadb>=10.11"],
+                               dependency_timeout=600, site=site))
+    assert settle.asked["deps"] == ["keystone", "memcached", "infra/mariadb"]
+    assert settle.asked["minimums"] == ["2026.1", "", "10.11"]
+    assert lifecycle.record["spec"]["dependsOn"] == ["keystone>=2025.1", "memcached", "infra/mariadb>=10.11"]
+    assert "dependency_versions" not in str(lifecycle.record["metadata"])
+    # A later flow of its own (a rollback) waits for what is declared, whatever the run asked.
+    runner.run(lifecycle, _req(depends_on=None, flow="rollback", dependency_timeout=600))
+    assert settle.asked["minimums"] == ["2025.1", "", "10.11"]
+
+
+def test_a_run_version_below_a_declared_minimum_keeps_the_minimum() -> None:
+    deps = runner.parse_all(["keystone>=2026.1"], "openstack", "glance")
+    assert [d.minimum for d in runner.at_run_versions(deps, {"keystone": "2025.2"})] == ["2026.1"]
+    assert runner.at_run_versions(deps, {}) == deps
 
 
 def test_without_a_timeout_no_condition_is_added_but_an_earlier_false_one_is_set_true(settle: _Settle) -> None:

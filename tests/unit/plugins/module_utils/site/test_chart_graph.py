@@ -100,8 +100,9 @@ def test_the_plan_deploys_nova_neutron_and_libvirt_side_by_side() -> None:
     assert plan["nova"]["together_with"] == ["libvirt", "neutron"]
     # the three start together, once what any of them waits for outside the group is up,
     # at the version this run deploys
-    together = [f"{s}>=2025.2" for s in ("keystone", "mariadb", "memcached", "openvswitch", "rabbitmq")]
+    together = ["keystone", "mariadb", "memcached", "openvswitch", "rabbitmq"]
     assert plan["nova"]["wait_for"] == plan["neutron"]["wait_for"] == plan["libvirt"]["wait_for"] == together
+    assert plan["nova"]["wait_at"] == plan["libvirt"]["wait_at"] == {s: "2025.2" for s in together}
     assert {"kind": "Service", "namespace": NS, "name": "nova-api", "service": "nova"} in plan["neutron"]["provided"]
     assert plan["nova"]["provided"] == [{"kind": "Service", "namespace": NS, "name": "neutron-server", "service": "neutron"}]
     derived = {d["service"]: d for d in plan["nova"]["depends_on"]}
@@ -112,8 +113,9 @@ def test_the_plan_deploys_nova_neutron_and_libvirt_side_by_side() -> None:
 
 def test_depends_on_adds_an_order_the_charts_do_not_state() -> None:
     plan = _plan(_site(nova={"depends_on": ["placement"]}))
-    assert plan["nova"]["wait_for"][0] == "placement>=2025.2"
-    assert "placement>=2025.2" in plan["neutron"]["wait_for"] and "placement>=2025.2" in plan["libvirt"]["wait_for"]
+    assert plan["nova"]["wait_for"][0] == "placement"
+    assert "placement" in plan["neutron"]["wait_for"] and "placement" in plan["libvirt"]["wait_for"]
+    assert plan["neutron"]["wait_at"]["placement"] == "2025.2"
     # the group follows placement: its flows still start together
     assert plan["neutron"]["level"] == plan["nova"]["level"] == plan["placement"]["level"] + 1
 

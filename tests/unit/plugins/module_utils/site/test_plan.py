@@ -73,7 +73,8 @@ def test_an_entry_carries_everything_a_flow_needs() -> None:
                        {"service": "rabbitmq", "namespace": "openstack", "min_version": "", "external": False,
                         "derived": False, "reasons": []}],
         # rabbitmq is updated in this run: keystone's flow waits for its update to end at 3.13
-        "wait_for": ["mariadb>=10.6", "memcached", "rabbitmq>=3.13"], "together_with": [], "provided": [],
+        "wait_for": ["mariadb>=10.6", "memcached", "rabbitmq"], "wait_at": {"rabbitmq": "3.13"},
+        "together_with": [], "provided": [],
         "dependents": ["placement"], "expected_duration": 300}
     placement = _by_name(_plan(OPENSTACK_HELM))["placement"]
     assert (placement["state"], placement["current_version"], placement["dependents"]) == ("", "", [])
@@ -210,9 +211,11 @@ def test_a_dependent_waits_for_what_the_run_brings_its_dependencies_to() -> None
     records = {("openstack", "keystone"): _slc("keystone", "Operational", "2025.2"),
                ("openstack", "memcached"): _slc("memcached", "Operational", "1.6")}
     entries = _by_name(_plan(services, records))
-    assert entries["placement"]["wait_for"] == ["keystone>=2026.1", "memcached"]
+    # What it declares is what its record keeps; the run's versions are for this run's wait alone.
+    assert entries["placement"]["wait_for"] == ["keystone>=2025.1", "memcached"]
+    assert entries["placement"]["wait_at"] == {"keystone": "2026.1"}
     records[("openstack", "keystone")] = _slc("keystone", "Operational", "2026.1")
-    assert _by_name(_plan(services, records))["placement"]["wait_for"] == ["keystone>=2025.1", "memcached"]
+    assert _by_name(_plan(services, records))["placement"]["wait_at"] == {}
 
 
 def test_an_unsupported_jump_is_refused_before_any_chart_is_rendered() -> None:
