@@ -64,6 +64,14 @@ options:
         failed, a rollback to the revision O(record) says the flow started from.
     type: bool
     default: false
+  failed:
+    description:
+      - A step of the flow failed and nothing put it right; return whether the flow
+        ends C(Failed) (the step C(end)). It does, unless the run failed before the
+        flow started or the flow's undo ended it already.
+      - Takes C(started) (whether the flow started) and C(ended) (whether its undo ended it).
+        Not with O(undo).
+    type: dict
   backup_ref:
     description: For an C(update)'s O(undo), the backup its upgrade took; the rollback restores
       the database only when there is one and restore_database is set.

@@ -34,7 +34,7 @@ def plan(flow: str, case: Dict[str, Any]) -> Dict[str, Any]:
     given = dict(INPUTS, **{k: v for k, v in (case.get("inputs") or {}).items() if k != "traffic_skipped"})
     args: Dict[str, Any] = {"flow": flow, "record": record(case["record"]),
                             "inputs": {"inputs": given, "traffic_skipped": (case.get("inputs") or {}).get("traffic_skipped", "")}}
-    for key in ("release", "undo", "backup_ref"):
+    for key in ("release", "undo", "backup_ref", "failed"):
         if key in case:
             args[key] = case[key]
     return flow_steps(args)

@@ -12,11 +12,11 @@ from typing import Any, Dict, Mapping
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import FLOWS
 from ansible_collections.lcm.openstack.plugins.module_utils.flows import greenfield, remove, rollback, update
 from ansible_collections.lcm.openstack.plugins.module_utils.flows.steps import (
-    GREENFIELD, REMOVE, UPDATE, Plan, Release, Service, Traffic,
+    GREENFIELD, REMOVE, UPDATE, Plan, Release, Service, Traffic, after_failure,
 )
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.flow_inputs import Bad, boolean
 
-ARGS = frozenset(("flow", "inputs", "record", "release", "undo", "backup_ref", "strategy"))
+ARGS = frozenset(("flow", "inputs", "record", "release", "undo", "backup_ref", "strategy", "failed"))
 UNDONE = (GREENFIELD, UPDATE)  # the flows whose failure a table undoes
 
 
@@ -47,6 +47,15 @@ def flow_steps(args: Mapping[str, Any]) -> Dict[str, Any]:
         raise BadArguments(f"strategy must be one of {', '.join(update.STRATEGIES)}, got {strategy!r}")
     if undo and name not in UNDONE:
         raise BadArguments(f"undo is for the {' and '.join(UNDONE)} flows: a failed {name} is not undone")
+    failed = args.get("failed")
+    if failed is not None:
+        if undo or not isinstance(failed, Mapping) or set(failed) - {"started", "ended"}:
+            raise BadArguments("failed takes started and ended (whether the flow started, whether its undo ended it), "
+                               "without undo")
+        try:
+            return after_failure(name, boolean(failed.get("started", False)), boolean(failed.get("ended", False))).as_dict()
+        except Bad as exc:
+            raise BadArguments(f"failed.started and failed.ended must be {exc}") from None
     inputs = given["inputs"]
     service = Service(service=str(inputs.get("service") or ""), namespace=str(inputs.get("openstack_namespace") or ""),
                       release=str(inputs.get("release") or inputs.get("service") or ""),

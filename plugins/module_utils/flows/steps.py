@@ -187,6 +187,17 @@ def operational_at(record: Record, version: str, release: Release) -> bool:
             and release.operation == "none")
 
 
+def after_failure(name: str, started: bool, ended: bool) -> Plan:
+    """A step of the flow failed where nothing put it right (or its undo failed
+    too): the flow ends Failed, unless the undo ended it already (RolledBack,
+    Removed) or the run failed before the flow started (there is none to end)."""
+    if not started:
+        return Plan(name, (leave_out(END, "the run failed before the flow started: there is no flow to end"),))
+    if ended:
+        return Plan(name, (leave_out(END, "the flow was ended already, with what its undo did"),))
+    return Plan(name, (take(END, "the flow ends Failed where it stands"),))
+
+
 def rollout(traffic: Traffic, why: str) -> Step:
     if traffic.skipped:
         return leave_out(TRAFFICROLLOUT, traffic.skipped)

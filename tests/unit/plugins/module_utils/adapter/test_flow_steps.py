@@ -25,6 +25,9 @@ GIVEN = {"inputs": INPUTS, "traffic_skipped": ""}
     ({"flow": "update", "inputs": GIVEN, "strategy": "rolling"}, "strategy must be one of drain, got 'rolling'"),
     ({"flow": "rollback", "inputs": GIVEN, "undo": True}, "a failed rollback is not undone"),
     ({"flow": "remove", "inputs": GIVEN, "undo": "yes"}, "a failed remove is not undone"),
+    ({"flow": "update", "inputs": GIVEN, "undo": True, "failed": {"started": True}}, "failed takes started and ended"),
+    ({"flow": "update", "inputs": GIVEN, "failed": {"begun": True}}, "failed takes started and ended"),
+    ({"flow": "update", "inputs": GIVEN, "failed": {"started": "maybe"}}, "failed.started and failed.ended must be true"),
 ])
 def test_a_wrong_argument_is_named(args: Dict[str, Any], message: str) -> None:
     with pytest.raises(BadArguments, match=message):

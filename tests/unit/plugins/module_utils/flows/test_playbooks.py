@@ -16,15 +16,16 @@ from support.paths import ROOT
 TASKS = ROOT / "playbooks" / "tasks"
 # The files each flow runs its steps from (current_state.yml asks the table;
 # rollback_chain.yml runs the rollback steps of the rollback flow and of a
-# failed update; traffic_rollout.yml and test.yml are included by the flows).
+# failed update; flow_failed.yml ends a flow that failed; traffic_rollout.yml
+# and test.yml are included by the flows).
 FILES = {
-    "greenfield": ["flow_greenfield.yml", "current_state.yml"],
-    "update": ["flow_update.yml", "current_state.yml", "rollback_chain.yml"],
-    "rollback": ["flow_rollback.yml", "rollback_chain.yml"],
-    "remove": ["flow_remove.yml"],
+    "greenfield": ["flow_greenfield.yml", "current_state.yml", "flow_failed.yml"],
+    "update": ["flow_update.yml", "current_state.yml", "rollback_chain.yml", "flow_failed.yml"],
+    "rollback": ["flow_rollback.yml", "rollback_chain.yml", "flow_failed.yml"],
+    "remove": ["flow_remove.yml", "flow_failed.yml"],
 }
 SHARED = ["traffic_rollout.yml", "test.yml"]
-SELECTION = re.compile(r"^'(\w+)' in flow_(steps|undo|chain)\.run$")
+SELECTION = re.compile(r"^'(\w+)' in flow_(steps|undo|chain|end)\.run$")
 # What a task shows, not what the flow does: the start's note on a namespace the credentials may not read.
 NOT_A_DECISION = {"service_lifecycle_result.namespace | default('') == 'unreadable'"}
 
@@ -48,7 +49,7 @@ def _passed(name: str) -> List[str]:
     """Steps a task passes on as a role's switch (remove's uninstall_drain)."""
     return [m.group(1) for task in _tasks(yaml.safe_load((TASKS / name).read_text()))
             for value in (task.get("vars") or {}).values() if isinstance(value, str)
-            if (m := re.match(r"^\{\{ ('\w+' in flow_(?:steps|undo|chain)\.run) \}\}$", value))]
+            if (m := re.match(r"^\{\{ ('\w+' in flow_(?:steps|undo|chain|end)\.run) \}\}$", value))]
 
 
 def _selected(flow: str) -> Set[str]:
