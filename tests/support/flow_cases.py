@@ -48,6 +48,9 @@ def check(flow: str, case: Dict[str, Any]) -> None:
     left = {s["step"]: s["reason"] for s in got["steps"] if not s["run"]}
     for step, reason in (case.get("left_out") or {}).items():
         assert reason in left.get(step, ""), (step, left)
+    taken = {s["step"]: s["reason"] for s in got["steps"] if s["run"]}
+    for step, reason in (case.get("reasons") or {}).items():
+        assert reason in taken.get(step, ""), (step, taken)
     assert all(s["reason"] for s in got["steps"]), "every step says why"
     for key in ("planned", "from_revision", "rollback", "traffic_backend"):
         if key in case:

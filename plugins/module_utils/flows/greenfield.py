@@ -66,7 +66,9 @@ def decide(record: Record, service: Service, traffic: Traffic, release: Optional
         take(START, why),
         take(INSTALL, "the release and its install jobs, at the version asked for"),
         take(TEST, "the chart's tests must pass before the service takes traffic"),
-        rollout(traffic, "the new service gets its traffic, and the rollout ends the flow: Operational"),
+        rollout(traffic, "the new release has its traffic from the start (the gate mode): the rollout finds it in place "
+                         "and ends the flow, Operational" if traffic.gated
+                else "the new service gets its traffic, and the rollout ends the flow: Operational"),
         take(END, "no traffic step: the flow ends here, Operational") if traffic.skipped
         else leave_out(END, "the traffic rollout ends the flow"),
     )

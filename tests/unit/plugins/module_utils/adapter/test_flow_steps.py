@@ -8,8 +8,12 @@ import json
 from typing import Any, Dict
 
 import pytest
+import yaml
 
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.flow_steps import BadArguments, flow_steps
+from ansible_collections.lcm.openstack.plugins.module_utils.common.model import FLOWS
+from ansible_collections.lcm.openstack.plugins.module_utils.flows import update
+from ansible_collections.lcm.openstack.plugins.modules import flow_steps as module
 from support.flow_cases import INPUTS
 
 GIVEN = {"inputs": INPUTS, "traffic_skipped": ""}
@@ -55,3 +59,9 @@ def test_undo_is_a_flag_as_the_playbooks_write_it() -> None:
     record = {"flow": {"name": "update", "state": "Running", "from_revision": 7}}
     plan = flow_steps({"flow": "update", "inputs": GIVEN, "record": record, "undo": "true", "backup_ref": ""})
     assert plan["rollback"] == {"revision": 7, "restore": False, "version": ""}
+
+
+def test_the_documented_choices_are_the_tables() -> None:
+    options = yaml.safe_load(module.DOCUMENTATION)["options"]
+    assert options["flow"]["choices"] == list(FLOWS)
+    assert options["strategy"]["choices"] == list(update.STRATEGIES)
