@@ -2,9 +2,9 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Which flow a service needs, read from its ServiceLifecycle record alone.
 
-The same questions the flow playbooks ask before they act (greenfield.yml's
-`flow_new_service`, current_state.yml's `flow_done`), asked of every
-service at once, so the plan says what each flow of the site will do:
+The same questions the flow tables ask before a flow acts (flows/greenfield.py's
+new service, flows/steps.py's `operational_at`), asked of every service at
+once, so the plan says what each flow of the site will do:
 
 - greenfield: no record, a record with no state yet or Removed, or a
   greenfield flow that did not succeed (the re-run resumes it);

@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from ansible_collections.lcm.openstack.plugins.action import flow_inputs as action
+from ansible_collections.lcm.openstack.plugins.module_utils.adapter import flow_steps
 
 from support.module_docs import built_with, differences, documented_doc, documented_options
 from support.paths import ROOT
@@ -32,7 +33,7 @@ def _module(name: str) -> ModuleType:
 
 
 def test_every_module_is_here() -> None:
-    assert CONTROLLER_ONLY == ["flow_inputs"]
+    assert CONTROLLER_ONLY == ["flow_inputs", "flow_steps"]
     assert sorted(set(ACTIONS) - set(CONTROLLER_ONLY)) == MODULES
     waits = sorted(a for a in ACTIONS if "ProgressAction" in (ROOT / "plugins" / "action" / f"{a}.py").read_text())
     assert waits == ["helm_release", "phase", "service_lifecycle", "traffic"]
@@ -56,6 +57,7 @@ def test_main_builds_the_module_from_that_spec_with_check_mode(name: str, monkey
 def test_the_action_plugins_options_are_documented_on_their_module() -> None:
     documented = yaml.safe_load(_module("flow_inputs").DOCUMENTATION)["options"]
     assert set(documented) == set(action._ARGS)
+    assert set(yaml.safe_load(_module("flow_steps").DOCUMENTATION)["options"]) == set(flow_steps.ARGS)
 
 
 # -- requirements, attributes and seealso ------------------------------------------------------

@@ -36,6 +36,6 @@ def test_every_flow_of_a_deploy_has_a_case() -> None:
 
 
 def test_the_version_is_compared_as_written_as_the_flows_compare_it() -> None:
-    """current_state.yml's flow_done compares the strings: 2025.01 is not 2025.1 there either."""
+    """The update flow's table (flows/steps.py operational_at) compares the strings: 2025.01 is not 2025.1 there either."""
     record = {"status": {"state": "Operational", "currentVersion": "2025.1"}}
     assert for_deploy(record, "2025.01").flow == "update"
