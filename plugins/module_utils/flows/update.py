@@ -5,6 +5,9 @@
 - It always needs Helm's word (the preview of the release): read_release.
 - Nothing to do: Operational at the version asked for, and Helm would not
   change the release (same chart, same values).
+- Refused, before anything is read from the release: a move between
+  OpenStack releases that the projects do not support (common/openstack_release.py:
+  N -> N+1 or SLURP -> SLURP), or any move back (the rollback flow's).
 - Refused, before anything is written: there is no Helm release to update.
 - Otherwise the strategy's steps, between the flow's start (which records the
   revision the service runs, the one a failure rolls back to) and its end.
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 from typing import Callable, Dict, Optional, Tuple
 
+from ansible_collections.lcm.openstack.plugins.module_utils.common import openstack_release
 from ansible_collections.lcm.openstack.plugins.module_utils.flows import rollback
 from ansible_collections.lcm.openstack.plugins.module_utils.flows.steps import (
     END, REFUSE, ROLLBACK, START, TEST, TRAFFICDRAIN, TRAFFICROLLOUT, UPDATE, UPGRADE, Plan, Record, Release, RollbackTo,
@@ -62,6 +66,12 @@ STRATEGIES: Dict[str, Strategy] = {DRAIN: _drain}
 
 def decide(record: Record, service: Service, traffic: Traffic, release: Optional[Release],
            strategy: str = DRAIN) -> Plan:
+    path = openstack_release.check(str(record.get("current_version") or ""), service.version)
+    if not path.supported:  # before anything is read from the release
+        message = (f"update of {service.service} refused, nothing changed: {path.reason}. "
+                   + ("Update it to each of those releases in turn." if path.through
+                      else "Run playbooks/rollback.yml to return it to an earlier release."))
+        return Plan(UPDATE, (take(REFUSE, message),), message=message)
     if release is None:
         return read_release(UPDATE, "whether the update changes anything is Helm's word")
     if operational_at(record, service.version, release):
