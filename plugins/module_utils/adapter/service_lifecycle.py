@@ -10,7 +10,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils.kube import lease_re
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle import flow, flow_end, flow_lease, runner
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.common import given, warn
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.connection import client, reported
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import LcmError
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.record import Lifecycle
 from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.keeper import refresh
 
@@ -32,7 +32,7 @@ def run_service_lifecycle(module: Any) -> None:
             result = flow_end.end(dyn, req, module.check_mode, warnings)
         else:
             result = _start_or_set(module, dyn, req, warnings)
-    except PhaseError as exc:
+    except LcmError as exc:
         warn(module, warnings)
         module.fail_json(msg=str(exc))
     warn(module, warnings)
@@ -60,7 +60,7 @@ def _start_or_set(module: Any, dyn: Any, req: flow.LifecycleRequest, warnings: L
         req.took_over = taken.message
     try:
         result = runner.run(Lifecycle(dyn, req.namespace, req.service, req.release), req, module.check_mode)
-    except PhaseError:
+    except LcmError:
         if taken:  # the flow did not start: nothing holds the service
             _give_back(lease)
         raise
@@ -87,5 +87,5 @@ def _give_back(lease: Any) -> None:
     next renewal then finds the Lease given back and ends."""
     try:
         lease.release()
-    except PhaseError:
+    except LcmError:
         lease.release()

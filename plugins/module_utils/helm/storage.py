@@ -30,7 +30,8 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, Mapping, Optional
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common import compat
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError, api_error
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import InputError
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.api_errors import api_error
 
 _GZIP_MAGIC = b"\x1f\x8b"
 SECRET, CONFIGMAP = "Secret", "ConfigMap"
@@ -49,9 +50,9 @@ def kind(env: Mapping[str, str]) -> Optional[str]:
     if driver in THROUGH_HELM:
         return None
     if driver == "memory":
-        raise PhaseError("HELM_DRIVER=memory keeps a release only as long as one Helm process runs: each run "
+        raise InputError("HELM_DRIVER=memory keeps a release only as long as one Helm process runs: each run "
                          "would install it again; unset HELM_DRIVER, or set it to secret, configmap or sql")
-    raise PhaseError(f"HELM_DRIVER={driver!r} is not a storage driver Helm knows; unset it, or set it to "
+    raise InputError(f"HELM_DRIVER={driver!r} is not a storage driver Helm knows; unset it, or set it to "
                      "secret, configmap or sql")
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any, Iterable, List, Optional, Set
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import DynamicApiError
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import api_error, is_authorization_denial
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.api_errors import api_error, is_authorization_denial
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.paging import Item, Keep, read
 
 

@@ -16,7 +16,8 @@ from typing import Any, Dict, Optional
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common import transient
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import ApiException, DynamicApiError, NotFoundError
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError, api_error
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import KubeError
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.api_errors import api_error
 
 
 def delete_and_wait(dyn: Any, res: Any, name: str, namespace: str, propagation: str,
@@ -67,4 +68,4 @@ def delete_and_wait(dyn: Any, res: Any, name: str, namespace: str, propagation: 
         if not listed.get("items"):
             return True
         version = listed["metadata"]["resourceVersion"]
-    raise PhaseError(f"{res.kind} {name} was not deleted within {timeout:.0f}s; {hint}")
+    raise KubeError(f"{res.kind} {name} was not deleted within {timeout:.0f}s; {hint}")

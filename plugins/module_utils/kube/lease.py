@@ -27,7 +27,8 @@ from typing import Any, Dict, Mapping, Optional
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common import transient
 from ansible_collections.lcm.openstack.plugins.module_utils.common import compat
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError, api_error
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import KubeError, LcmError
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.api_errors import api_error
 # A Lease's acquireTime and renewTime are MicroTimes.
 from ansible_collections.lcm.openstack.plugins.module_utils.common.timefmt import (  # noqa: F401 (re-exported)
     format_micro as micro, parse_time, utcnow as now_utc,
@@ -100,7 +101,7 @@ class Holder:
         return int((self.expires - now).total_seconds()) + 1
 
 
-class LeaseNamespaceMissing(PhaseError):
+class LeaseNamespaceMissing(KubeError):
     """The Lease's namespace does not exist (yet): nothing could hold it."""
 
 
@@ -185,7 +186,7 @@ class Lease:
             try:
                 self._replace(lease, dict(lease, spec=spec))
                 return True
-            except PhaseError:
+            except LcmError:
                 stored = self._get()
                 ours = ((stored or {}).get("spec") or {}).get("holderIdentity") == self.holder
                 if attempt + 1 == RELEASE_TRIES or not ours:
@@ -209,13 +210,13 @@ class Lease:
                     f"{self.took_over_hint}")
         return f"{self.label()} {'renewed' if action == 'renewed' else 'taken'} by {self.holder}"
 
-    def refusal(self, held: Holder, now: datetime) -> PhaseError:
-        return PhaseError(f"Lease {self.name} in {self.namespace} is held by {held.identity} "
-                          f"({self.what(held.purpose)}), since {held.since}; it is free "
-                          f"{held.free_in(now)}s from now unless renewed")
+    def refusal(self, held: Holder, now: datetime) -> KubeError:
+        return KubeError(f"Lease {self.name} in {self.namespace} is held by {held.identity} "
+                         f"({self.what(held.purpose)}), since {held.since}; it is free "
+                         f"{held.free_in(now)}s from now unless renewed")
 
-    def raced(self) -> PhaseError:
-        return PhaseError(f"another run changed the Lease {self.name} in {self.namespace} at the same moment")
+    def raced(self) -> KubeError:
+        return KubeError(f"another run changed the Lease {self.name} in {self.namespace} at the same moment")
 
     # -- the API -------------------------------------------------------------
     def _live(self, lease: Dict[str, Any], now: datetime) -> Optional[Holder]:

@@ -11,7 +11,7 @@ from typing import Any
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common import transient
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import ApiException, ConflictError, NotFoundError
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import api_error
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.api_errors import api_error
 
 # What ensure() found: the namespace made, there already, or not readable by
 # these credentials (taken to exist: an account bound only by RoleBindings in

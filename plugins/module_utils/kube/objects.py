@@ -6,7 +6,7 @@ writing it by server-side apply, and showing it in a diff.
 Every record the collection keeps (Phase, ServiceLifecycle, UpdateStatus,
 Lease) and every object a traffic move reads is read this way, so that the
 three answers are told apart once: the object, not found (None), and any
-other API error, worded by errors.api_error with the verb and the resource
+other API error, worded by api_errors.api_error with the verb and the resource
 (a 403 names the permission to grant). The read is idempotent, so a
 transient failure is tried again (common/transient.py).
 
@@ -24,7 +24,8 @@ from typing import Any, Dict, Optional
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common import transient
 from ansible_collections.lcm.openstack.plugins.module_utils.common import compat
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError, api_error, api_reason
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import KubeError
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.api_errors import api_error, api_reason
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import FIELD_MANAGER
 from ansible_collections.lcm.openstack.plugins.module_utils.common.redact import mask_secret
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.plain import plain
@@ -56,13 +57,13 @@ def server_side_apply(res: Any, body: Dict[str, Any], namespace: Optional[str] =
 def applied(res: Any, body: Dict[str, Any], namespace: Optional[str] = None, manager: str = FIELD_MANAGER,
             dry_run: bool = False, what: str = "") -> Dict[str, Any]:
     """server_side_apply, an error worded: a refused object (400, 422) with the
-    apiserver's reason, anything else by errors.api_error."""
+    apiserver's reason, anything else by api_errors.api_error."""
     try:
         return server_side_apply(res, body, namespace, manager, dry_run)
     except compat.DynamicApiError as exc:
         if exc.status in (400, 422):
-            raise PhaseError(f"the apiserver refused {body['kind']} {body['metadata']['name']}: "
-                             f"{api_reason(exc)}") from exc
+            raise KubeError(f"the apiserver refused {body['kind']} {body['metadata']['name']}: "
+                            f"{api_reason(exc)}") from exc
         raise api_error(exc, "patch", what or getattr(res, "name", "") or "objects", namespace) from exc
 
 

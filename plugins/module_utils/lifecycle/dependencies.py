@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Dict, List, Optional, Sequence
 
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import LcmError, LifecycleError
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import DEPENDENCIES_FAILED, DEPENDENCIES_READY
 from ansible_collections.lcm.openstack.plugins.module_utils.common.timefmt import parse_time
 from ansible_collections.lcm.openstack.plugins.module_utils.common.versions import satisfies
@@ -59,7 +59,7 @@ def parse(text: str, namespace: str) -> Dependency:
     where, name, minimum = where.strip(), name.strip(), minimum.strip()
     problem = _problem(where, name, minimum, bool(sep))
     if problem:
-        raise PhaseError(f"depends_on: {text!r} is not {FORMS}: {problem}")
+        raise LifecycleError(f"depends_on: {text!r} is not {FORMS}: {problem}")
     home = where or namespace
     return Dependency(name, home, minimum, name if home == namespace else f"{home}/{name}")
 
@@ -68,7 +68,7 @@ def parse_all(texts: Sequence[str], namespace: str, service: str) -> List[Depend
     """Every element; a service that names itself would wait for ever."""
     deps = [parse(t, namespace) for t in texts or ()]
     if any(d.name == service and d.namespace == namespace for d in deps):
-        raise PhaseError(f"depends_on: {service} cannot depend on itself")
+        raise LifecycleError(f"depends_on: {service} cannot depend on itself")
     return deps
 
 
@@ -137,7 +137,7 @@ def dependents_of(records: Sequence[Dict[str, Any]], service: str, namespace: st
         for text in (record.get("spec") or {}).get("dependsOn") or []:
             try:
                 dep = parse(text, home)
-            except PhaseError:
+            except LcmError:
                 continue
             if (dep.name, dep.namespace) == (service, namespace):
                 out.append(record)

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import LcmError
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.dependencies import (
     ADVICE_END, Dependency, gave_up_condition, judge, parse, without_advice,
 )
@@ -74,7 +74,7 @@ def _dependencies(record: Dict[str, Any], namespace: str) -> List[Dependency]:
     for text in (record.get("spec") or {}).get("dependsOn") or []:
         try:
             out.append(parse(text, namespace))
-        except PhaseError:
+        except LcmError:
             continue
     return out
 
@@ -98,7 +98,7 @@ def _once_each(read: Read) -> Read:
         if (namespace, name) not in seen:
             try:
                 seen[(namespace, name)] = read(namespace, name)
-            except PhaseError:
+            except LcmError:
                 seen[(namespace, name)] = None
         return seen[(namespace, name)]
     return cached

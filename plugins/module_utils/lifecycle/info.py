@@ -8,7 +8,7 @@ from typing import Any, Dict, List, Optional
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import DynamicApiError
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.crd import lcm_resource
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import api_error
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.api_errors import api_error
 from ansible_collections.lcm.openstack.plugins.module_utils.common.timefmt import started_order
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.flow import report as flow_report, summary as flow_summary
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import (

@@ -22,7 +22,8 @@ from ansible_collections.lcm.openstack.plugins.module_utils.kube.crd import lcm_
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.objects import applied, get_or_none
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.site_member import (
     SiteMember, provided_by_site, site_metadata)
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError, api_error
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import LifecycleError
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.api_errors import api_error
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import (
     API_VERSION, FAILED, LABEL_SERVICE, LIFECYCLE_KIND, RUNNING_STATE, SUCCEEDED,
 )
@@ -168,7 +169,7 @@ class Lifecycle:
                 if not (reused and exc.status == 404):
                     raise api_error(exc, "update", "servicelifecycles/status", self.namespace) from exc
                 reused = False  # deleted since it was read: read again (ensure creates it)
-        raise PhaseError(f"ServiceLifecycle {self.service} kept changing under us; retry the task")
+        raise LifecycleError(f"ServiceLifecycle {self.service} kept changing under us; retry the task")
 
 
 def set_condition(status: Dict[str, Any], kind: str, true: bool, reason: str, message: str, at: str) -> None:

@@ -16,7 +16,8 @@ from typing import Any, Dict, List, Optional
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.timefmt import now_text as now, parse_time
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import DynamicApiError
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError, api_error
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import LifecycleError
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.api_errors import api_error
 from ansible_collections.lcm.openstack.plugins.module_utils.kube import paging
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.dependencies import (
     REMOVED, Dependency, dependents_of, parse_all,
@@ -115,8 +116,8 @@ def removal_order(lifecycle: Lifecycle, req: LifecycleRequest) -> List[Dependenc
     if blocking:
         named = ", ".join(f"{r['metadata']['name']} ({(r.get('status') or {}).get('state') or 'no state'})"
                           for r in blocking)
-        raise PhaseError(f"{req.service} is depended on by {named}: remove them first, or remove the whole site "
-                         "(playbooks/site_remove.yml), or set require_dependencies=false")
+        raise LifecycleError(f"{req.service} is depended on by {named}: remove them first, or remove the whole site "
+                             "(playbooks/site_remove.yml), or set require_dependencies=false")
     return [Dependency(r["metadata"]["name"], req.namespace, label=r["metadata"]["name"], want=REMOVED)
             for r in dependents if every or r["metadata"]["name"] in req.removed_with]
 

@@ -28,7 +28,8 @@ from ansible_collections.lcm.openstack.plugins.module_utils.phase import resume
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import (
     DynamicApiError, NotFoundError, ResourceNotFoundError,
 )
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError, api_error, api_reason, is_authorization_denial
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.api_errors import api_error, api_reason, is_authorization_denial
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import (
     FIELD_MANAGER, IMMUTABLE_KINDS, LABEL_SERVICE, PHASE_KIND,
 )
@@ -254,7 +255,7 @@ class Applier:
     def _refused(self, exc: Any, kind: str, name: str, verb: str, res: Any) -> PhaseError:
         """The object itself was refused (invalid, or denied by admission):
         the apiserver's reason. Only an authorization denial names the
-        credentials (errors.api_error)."""
+        credentials (api_errors.api_error)."""
         if exc.status in (400, 422) or (exc.status == 403 and not is_authorization_denial(exc)):
             return PhaseError(f"the apiserver refused {kind} {name}: {api_reason(exc)}")
         return api_error(exc, verb, res.name, self.namespace)

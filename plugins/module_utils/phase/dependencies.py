@@ -173,7 +173,7 @@ def check(chosen: Sequence[Rendered], rendered: Iterable[Rendered], namespace: s
 def cluster_lookup(dyn: Any) -> Lookup:
     """A Lookup that asks the cluster through a kubernetes dynamic client."""
     from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import DynamicApiError, NotFoundError
-    from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import api_error
+    from ansible_collections.lcm.openstack.plugins.module_utils.kube.api_errors import api_error
 
     api = {"Job": "batch/v1", "Service": "v1", "DaemonSet": "apps/v1", "Pod": "v1", "ConfigMap": "v1", "Secret": "v1"}
 

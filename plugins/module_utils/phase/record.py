@@ -32,7 +32,8 @@ from typing import Any, Callable, Collection, Dict, Iterator, List
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common import interrupt, transient
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import DynamicApiError, NotFoundError
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError, PhaseFailed, PhaseGone, api_error
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import LcmError, PhaseError, PhaseFailed, PhaseGone
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.api_errors import api_error
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.record import Lifecycle
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import (
     FAILED, LABEL_SERVICE, LABEL_SPEC_HASH, PENDING, RUNNING, SUCCEEDED,
@@ -124,7 +125,7 @@ def recorded(dyn: Any, writer: StatusWriter, lifecycle: Lifecycle,
                 raise
             except PhaseGone as exc:  # nothing left to write the outcome on
                 raise PhaseFailed(str(exc), **details()) from exc
-            except PhaseError as exc:
+            except LcmError as exc:
                 writer.fail_with(exc, stop_jobs(dyn, writer.phase))
                 raise PhaseFailed(str(exc), **details()) from exc
             except interrupt.Interrupted as exc:

@@ -26,7 +26,8 @@ from ansible_collections.lcm.openstack.plugins.module_utils.phase import (
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.apply import Applied, Applier, actions
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.ownership import owner_reference, placeholder_owner
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.crd import lcm_resource
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError, PhaseFailed, PhaseGone, api_error
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import LcmError, PhaseError, PhaseFailed, PhaseGone
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.api_errors import api_error
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.cli import Helm, find_helm, merge_values
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.record import Lifecycle
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import (
@@ -68,7 +69,7 @@ class PhaseRunner:
         """Run the phase; every error message leaves with credentials masked."""
         try:
             return self._present()
-        except PhaseError as exc:
+        except LcmError as exc:
             self.redactor.scrub(exc)
             raise
 

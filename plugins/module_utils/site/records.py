@@ -19,7 +19,8 @@ from __future__ import annotations
 from typing import Any, Dict, List, Sequence, Tuple
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import DynamicApiError
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import CrdMissing, api_error
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import CrdMissing
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.api_errors import api_error
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import LIFECYCLE_KIND
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.crd import lcm_resource
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.across import across

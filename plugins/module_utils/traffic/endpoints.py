@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import DynamicApiError, NotFoundError
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import api_error
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.api_errors import api_error
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.readiness import explain_pod
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.watch import KindWatch
 

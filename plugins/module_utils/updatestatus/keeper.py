@@ -27,7 +27,8 @@ from ansible_collections.lcm.openstack.plugins.module_utils.kube.crd import lcm_
 from ansible_collections.lcm.openstack.plugins.module_utils.common import transient
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import DynamicApiError
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.objects import applied, get_or_none, server_side_apply
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import CrdMissing, PhaseError, api_error
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import CrdMissing, LcmError, LifecycleError
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.api_errors import api_error
 from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.insights import Settings, Snapshot
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import (
     API_VERSION, LIFECYCLE_KIND, PHASE_KIND,
@@ -75,8 +76,8 @@ class StatusKeeper:
             changed = _comparable(status) != _comparable((previous or {}).get("status"))
             if not changed or self.check_mode or self._written(status, previous):
                 return {"changed": changed, "status": status, "report": report(status, details, now)}
-        raise PhaseError(f"the UpdateStatus was written by others under {WRITE_ATTEMPTS} refreshes in a row; "
-                         "it stays as they wrote it, and the next refresh brings it up to date")
+        raise LifecycleError(f"the UpdateStatus was written by others under {WRITE_ATTEMPTS} refreshes in a row; "
+                             "it stays as they wrote it, and the next refresh brings it up to date")
 
     # -- reading -------------------------------------------------------------
     def snapshot(self, now: datetime) -> Snapshot:
@@ -135,7 +136,7 @@ def refresh(dyn: Any) -> str:
         keeper.run()
     except CrdMissing:
         return ""
-    except PhaseError as exc:
+    except LcmError as exc:
         return f"the UpdateStatus was not refreshed: {exc}"
     return keeper.warning
 

@@ -10,6 +10,7 @@ import pytest
 from support.fake_module import FakeModule, ended
 
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter import service_lifecycle as adapter
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import KubeError, LifecycleError
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle import flow_end
 from ansible_collections.lcm.openstack.plugins.modules import service_lifecycle as module
 
@@ -80,7 +81,7 @@ class _Lease:
         self.calls.append("release")
         if self.races:
             self.races -= 1
-            raise adapter.PhaseError("another run changed the Lease lcm-flow-keystone at the same moment")
+            raise KubeError("another run changed the Lease lcm-flow-keystone at the same moment")
         return True
 
 
@@ -95,7 +96,7 @@ def calls(monkeypatch: pytest.MonkeyPatch, seen: Dict[str, Any]) -> List[str]:
     def recorded(lifecycle: Any, req: Any, check_mode: bool) -> Dict[str, Any]:
         calls.append("run")
         if seen.get("fails"):
-            raise adapter.PhaseError(seen["fails"])
+            raise LifecycleError(seen["fails"])
         return run(lifecycle, req, check_mode)
     monkeypatch.setattr(adapter.runner, "run", recorded)
     return calls

@@ -8,7 +8,7 @@ from typing import Any, Dict, List
 import pytest
 import yaml
 
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import SiteError
 from ansible_collections.lcm.openstack.plugins.module_utils.site.plan import site_plan
 from support.paths import UNIT_FIXTURES
 
@@ -164,7 +164,7 @@ def test_the_namespaces_read_are_the_sites() -> None:
 def test_a_broken_inventory_reads_nothing() -> None:
     def read(namespaces: List[str]) -> Any:
         raise AssertionError("read before the inventory was checked")
-    with pytest.raises(PhaseError, match="cycle, a -> b -> a"):
+    with pytest.raises(SiteError, match="cycle, a -> b -> a"):
         site_plan([{"service": "a", "version": "1", "depends_on": ["b"]},
                    {"service": "b", "version": "1", "depends_on": ["a"]}], "deploy", False, read)
 

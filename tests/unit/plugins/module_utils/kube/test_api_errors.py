@@ -1,4 +1,4 @@
-"""plugins/module_utils/common/errors.py: API failures turned into messages that say what to fix."""
+"""plugins/module_utils/kube/api_errors.py: API failures turned into messages that say what to fix."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import pytest
 from kubernetes.client.rest import ApiException
 from kubernetes.dynamic.exceptions import DynamicApiError, ForbiddenError, NotFoundError
 
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import (
-    PhaseError, PhaseFailed, api_error, is_authorization_denial, missing_namespace, namespace_missing, path_gone,
-    refusal,
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import KubeError, PhaseError, PhaseFailed
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.api_errors import (
+    api_error, is_authorization_denial, missing_namespace, namespace_missing, path_gone, refusal,
 )
 
 JOBS_FORBIDDEN = ('jobs.batch is forbidden: User "system:serviceaccount:awx:runner" cannot create resource '
@@ -38,7 +38,7 @@ def _api_exc(status: int, body: Optional[Any] = None, reason: str = "Reason") ->
 ])
 def test_forbidden_names_the_refused_verb_resource_and_group(make: Any) -> None:
     err = api_error(make(_status(JOBS_FORBIDDEN, 403, "Forbidden")), "apply", "objects", "openstack")
-    assert isinstance(err, PhaseError)
+    assert isinstance(err, KubeError)
     msg = str(err)
     assert "may not create jobs in namespace openstack" in msg
     assert "Grant the verb 'create' on 'jobs' (API group 'batch')" in msg
@@ -275,7 +275,7 @@ def _max_retry(reason: BaseException) -> Any:
 
 def test_an_unreachable_apiserver_is_one_line_naming_the_option() -> None:
     from urllib3.exceptions import NewConnectionError
-    from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import connection_error
+    from ansible_collections.lcm.openstack.plugins.module_utils.kube.api_errors import connection_error
     err = connection_error(_max_retry(NewConnectionError(None, "Failed to establish a new connection: "
                                                                "[Errno 111] Connection refused")))
     msg = str(err)
@@ -285,7 +285,7 @@ def test_an_unreachable_apiserver_is_one_line_naming_the_option() -> None:
 
 def test_a_certificate_that_does_not_verify_names_the_ca_option() -> None:
     from urllib3.exceptions import SSLError
-    from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import connection_error
+    from ansible_collections.lcm.openstack.plugins.module_utils.kube.api_errors import connection_error
     err = connection_error(_max_retry(SSLError("[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: "
                                                "unable to get local issuer certificate (_ssl.c:1006)")),
                            "https://kube.example:6443")
@@ -295,13 +295,13 @@ def test_a_certificate_that_does_not_verify_names_the_ca_option() -> None:
 
 
 def test_an_api_answer_or_a_bug_is_not_a_connection_error() -> None:
-    from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import connection_error
+    from ansible_collections.lcm.openstack.plugins.module_utils.kube.api_errors import connection_error
     assert connection_error(_api_exc(403, _status(JOBS_FORBIDDEN, 403, "Forbidden"))) is None
     assert connection_error(KeyError("metadata")) is None
 
 
 def test_a_401_names_the_connection_once_the_module_named_it() -> None:
-    from ansible_collections.lcm.openstack.plugins.module_utils.common import errors
+    from ansible_collections.lcm.openstack.plugins.module_utils.kube import api_errors as errors
     asked = []
     errors.connection_named(lambda: asked.append(1) or "https://k.example:6443 (host from K8S_AUTH_HOST)")
     assert asked == []  # described only when a 401 is worded
