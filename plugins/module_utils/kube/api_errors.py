@@ -5,17 +5,18 @@
 credentials (401, an authorization denial), a namespace that does not
 exist or an apiserver that cannot be reached.
 
-api_call() is the one place that catches the client's exceptions
-(DynamicApiError, ApiException): a caller names what it does, and a
-status it handles itself (404: not there, 409: changed meanwhile), and
-gets any other failure as a KubeError worded by api_error()."""
+api_call() and answered() are the one place that catches the client's
+exceptions (DynamicApiError, ApiException): a caller names what it does,
+and what it handles itself (404: not there, 409: changed meanwhile), and
+gets any other failure as a KubeError worded by api_error() (answered():
+as the client raised it)."""
 
 from __future__ import annotations
 
 import contextlib
 import json
 import re
-from typing import Any, Callable, Container, Dict, Iterator, List, Optional
+from typing import Any, Callable, Container, Dict, Iterator, List, Optional, Union
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common import compat, transient
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import KubeError
@@ -242,18 +243,61 @@ def _shortened(text: str, limit: int = 300) -> str:
     return text if len(text) <= limit else text[:limit] + " ..."
 
 
+class Answer:
+    """The client's exception for a call whose refusal its caller handles
+    itself (None while no such answer came): what api_call() and answered()
+    yield."""
+
+    def __init__(self) -> None:
+        self.error: Optional[Any] = None
+
+    @property
+    def status(self) -> Optional[int]:
+        """The HTTP status of the answer kept (None: the call went through)."""
+        return None if self.error is None else getattr(self.error, "status", None)
+
+    def __bool__(self) -> bool:
+        return self.error is not None
+
+
+# What a caller handles itself: statuses (404, 409), client exception classes
+# (NotFoundError), or a test on the exception.
+Handled = Union[Container[Any], Callable[[Any], bool]]
+
+
+def _handles(handled: Handled, exc: Any) -> bool:
+    if callable(handled) and not isinstance(handled, type):
+        return bool(handled(exc))
+    status = getattr(exc, "status", None)
+    return any(isinstance(exc, h) if isinstance(h, type) else status == h for h in handled)  # type: ignore[union-attr]
+
+
+@contextlib.contextmanager
+def answered(handled: Handled = lambda exc: True, caught: Any = None) -> Iterator[Answer]:
+    """Around an API call whose refusal the caller handles itself: an answer
+    `handled` picks is kept on the Answer yielded, and the block ends there;
+    any other leaves as the client raised it. `caught` is the client's
+    exception class to look at: DynamicApiError (the dynamic client's)
+    unless given (ApiException, for a plain client's call or a watch)."""
+    answer = Answer()
+    try:
+        yield answer
+    except (caught or compat.DynamicApiError) as exc:
+        if not _handles(handled, exc):
+            raise
+        answer.error = exc
+
+
 @contextlib.contextmanager
 def api_call(verb: str, what: str, namespace: Optional[str] = None, *,
-             handled: Container[int] = (), caught: Any = None) -> Iterator[None]:
-    """Around an API call: a refusal or failure of it leaves as api_error's
-    KubeError, naming `verb`, `what` and `namespace`, the client's
-    exception as its cause. An answer whose status is in `handled` (404,
-    409) leaves as the client raised it, for the caller to act on. `caught`
-    is the client's exception class to translate: DynamicApiError, the
-    dynamic client's, unless the call is a plain client's (ApiException)."""
+             handled: Handled = (), caught: Any = None) -> Iterator[Answer]:
+    """Around an API call: its refusal or failure leaves as api_error's
+    KubeError, naming `verb`, `what` and `namespace`, with the client's
+    exception as its cause. An answer `handled` picks (a status, a client
+    exception class, or a test) is kept on the Answer yielded instead, for
+    the caller to act on after the block."""
     try:
-        yield
+        with answered(handled, caught) as answer:
+            yield answer
     except (caught or compat.DynamicApiError) as exc:
-        if getattr(exc, "status", None) in handled:
-            raise
         raise api_error(exc, verb, what, namespace) from exc

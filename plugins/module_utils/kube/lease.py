@@ -28,7 +28,7 @@ from typing import Any, Dict, Mapping, Optional
 from ansible_collections.lcm.openstack.plugins.module_utils.common import transient
 from ansible_collections.lcm.openstack.plugins.module_utils.common import compat
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import KubeError, LcmError
-from ansible_collections.lcm.openstack.plugins.module_utils.kube.api_errors import api_error
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.api_errors import api_call, api_error
 # A Lease's acquireTime and renewTime are MicroTimes.
 from ansible_collections.lcm.openstack.plugins.module_utils.common.timefmt import (  # noqa: F401 (re-exported)
     format_micro as micro, parse_time, utcnow as now_utc,
@@ -122,16 +122,14 @@ class Lease:
         now = now or now_utc()
         lease = self._get() if as_read is UNREAD else as_read
         if lease is None:
-            try:
+            with api_call("create", "leases", self.namespace, handled=(404, 409)) as refused:
                 # A create sent again after a blip that had landed meets 409: read below, it is ours.
                 transient.retry(lambda: self.res.create(body=self._body(purpose, now, now, 0),
                                                         namespace=self.namespace))
                 return Outcome("acquired", self.said("acquired"))
-            except compat.DynamicApiError as exc:
-                if exc.status == 404:
-                    raise LeaseNamespaceMissing(str(api_error(exc, "create", "leases", self.namespace))) from exc
-                if exc.status != 409:
-                    raise api_error(exc, "create", "leases", self.namespace) from exc
+            if refused.status == 404:
+                raise LeaseNamespaceMissing(str(api_error(refused.error, "create", "leases", self.namespace))) \
+                    from refused.error
             lease = self._get()
             if lease is None:  # created and deleted since: someone else is at it
                 raise self.raced()
@@ -246,9 +244,10 @@ class Lease:
         """Write with the resourceVersion read: two runs cannot both win. The
         one that loses names the winner when the winner now holds the Lease."""
         body = dict(body, metadata=dict(body["metadata"], resourceVersion=lease["metadata"]["resourceVersion"]))
-        try:
+        with api_call("update", "leases", self.namespace,
+                      handled=lambda exc: isinstance(exc, compat.ConflictError)) as conflict:
             transient.retry(lambda: self.res.replace(body=body, name=self.name, namespace=self.namespace))
-        except compat.ConflictError as exc:
+        if conflict:
             # Sent again after a blip, a write that landed the first time meets a conflict.
             stored = self._get()
             spec = (stored or {}).get("spec") or {}
@@ -256,7 +255,5 @@ class Lease:
                 now = now or now_utc()
                 held = self._live(stored, now) if stored is not None else None
                 if held is not None and held.identity != self.holder:
-                    raise self.refusal(held, now) from exc
-                raise self.raced() from exc
-        except compat.DynamicApiError as exc:
-            raise api_error(exc, "update", "leases", self.namespace) from exc
+                    raise self.refusal(held, now) from conflict.error
+                raise self.raced() from conflict.error

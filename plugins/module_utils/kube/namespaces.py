@@ -15,17 +15,13 @@ from typing import Any, Optional
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import ApiException, NotFoundError, ResourceNotFoundError
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import KubeError
-from ansible_collections.lcm.openstack.plugins.module_utils.kube.api_errors import namespace_missing
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.api_errors import answered, namespace_missing
 
 
 def missing(dyn: Any, namespace: str) -> Optional[KubeError]:
     """The error for `namespace` when it does not exist; None when it does or
     that cannot be told (an account bound only in its namespaces may not read
     namespaces, docs/rbac.md)."""
-    try:
+    with answered(caught=(ApiException, ResourceNotFoundError)) as refused:
         dyn.resources.get(api_version="v1", kind="Namespace").get(name=namespace)
-    except NotFoundError:
-        return namespace_missing(namespace)
-    except (ApiException, ResourceNotFoundError):
-        return None
-    return None
+    return namespace_missing(namespace) if isinstance(refused.error, NotFoundError) else None

@@ -15,9 +15,8 @@ import time
 from typing import Any, Dict, List, Optional
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.timefmt import now_text as now, parse_time
-from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import DynamicApiError
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import LifecycleError
-from ansible_collections.lcm.openstack.plugins.module_utils.kube.api_errors import api_error
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.api_errors import api_call
 from ansible_collections.lcm.openstack.plugins.module_utils.kube import paging
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.dependencies import (
     REMOVED, Dependency, dependents_of, parse_all,
@@ -103,10 +102,8 @@ def removal_order(lifecycle: Lifecycle, req: LifecycleRequest) -> List[Dependenc
     Operational (or has a flow running): refused at once, naming them, unless
     the same run removes them too (`removed_with`, a site's removal), which
     is then waited for. Dependents are read in the service's namespace."""
-    try:
+    with api_call("list", "servicelifecycles", lifecycle.namespace):
         records = paging.read(lifecycle.res, lifecycle.namespace, None, lambda item: item)
-    except DynamicApiError as exc:
-        raise api_error(exc, "list", "servicelifecycles", lifecycle.namespace) from exc
     dependents = [r for r in dependents_of(records, req.service, req.namespace)
                   if (r.get("status") or {}).get("state") != REMOVED]
     every = "*" in req.removed_with  # a slice of a site's removal: the other slices remove the rest

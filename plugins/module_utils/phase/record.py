@@ -31,9 +31,9 @@ import contextlib
 from typing import Any, Callable, Collection, Dict, Iterator, List
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common import interrupt, transient
-from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import DynamicApiError, NotFoundError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import NotFoundError
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import LcmError, PhaseError, PhaseFailed, PhaseGone
-from ansible_collections.lcm.openstack.plugins.module_utils.kube.api_errors import api_error
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.api_errors import api_call
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.record import Lifecycle
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import (
     FAILED, LABEL_SERVICE, LABEL_SPEC_HASH, PENDING, RUNNING, SUCCEEDED,
@@ -46,11 +46,8 @@ def create(phases: Any, body: Dict[str, Any], service: str) -> Dict[str, Any]:
     """Create the Phase, and on 409 say who won: the create is the only check
     that cannot race (a read before it could be outdated by the time it lands)."""
     namespace, name = body["metadata"]["namespace"], body["metadata"]["name"]
-    try:
+    with api_call("create", "phases", namespace, handled=(409,)):
         return phases.create(body=body, namespace=namespace).to_dict()
-    except DynamicApiError as exc:
-        if exc.status != 409:
-            raise api_error(exc, "create", "phases", namespace) from exc
     try:
         other = phases.get(name=name, namespace=namespace).to_dict()
     except NotFoundError:
@@ -77,10 +74,8 @@ def refuse_concurrent(phases: Any, namespace: str, service: str, allowed: Collec
     """One phase at a time per service, traffic phases included: another
     Running Phase of it (but those in `allowed`: this one, the rollout a
     check runs inside) refuses `doing`."""
-    try:
+    with api_call("list", "phases", namespace):
         items = phases.get(namespace=namespace, label_selector=f"{LABEL_SERVICE}={service}").to_dict()
-    except DynamicApiError as exc:
-        raise api_error(exc, "list", "phases", namespace) from exc
     for other in items.get("items") or []:
         if other["metadata"]["name"] not in allowed and (other.get("status") or {}).get("state") == RUNNING:
             raise PhaseError(

@@ -26,10 +26,9 @@ import urllib.parse
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.deletion import delete_and_wait
-from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import DynamicApiError
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.crd import lcm_resource
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import LcmError, ObjectNotFound, PhaseError, PhaseFailed
-from ansible_collections.lcm.openstack.plugins.module_utils.kube.api_errors import api_error
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.api_errors import api_call
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.record import Lifecycle
 from ansible_collections.lcm.openstack.plugins.module_utils.kube import namespaces
 from ansible_collections.lcm.openstack.plugins.module_utils.phase import record as phase_record
@@ -273,11 +272,8 @@ class TrafficRunner:
 
     # -- check mode, and Phase objects ------------------------------------------------
     def _dry_run(self, body: Dict[str, Any], plan: Plan, result: Dict[str, Any]) -> Dict[str, Any]:
-        try:
+        with api_call("create", "phases", self.req.namespace, handled=(409,)):
             self.phases.create(body=body, namespace=self.req.namespace, dry_run="All")
-        except DynamicApiError as exc:
-            if exc.status != 409:
-                raise api_error(exc, "create", "phases", self.req.namespace) from exc
         if self.req.backend == "service_selector":
             if plan.after["selector"] != plan.before["selector"]:
                 self.backend.apply(plan.after["selector"], dry_run=True)

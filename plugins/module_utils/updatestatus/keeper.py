@@ -25,10 +25,9 @@ from typing import Any, Dict, List, Optional, Set
 from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.assessment import cluster_status
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.crd import lcm_resource
 from ansible_collections.lcm.openstack.plugins.module_utils.common import transient
-from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import DynamicApiError
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.objects import applied, get_or_none, server_side_apply
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import CrdMissing, LcmError, LifecycleError
-from ansible_collections.lcm.openstack.plugins.module_utils.kube.api_errors import api_error
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.api_errors import api_call
 from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.insights import Settings, Snapshot
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import (
     API_VERSION, LIFECYCLE_KIND, PHASE_KIND,
@@ -113,13 +112,12 @@ class StatusKeeper:
             applied(self.res, dict(body, spec={}), what="updatestatuses")
             return False
         meta = dict(body["metadata"], resourceVersion=previous["metadata"]["resourceVersion"])
-        try:
+        with api_call("patch", "updatestatuses/status", handled=lambda exc: exc.status == 409 or (
+                transient.schema_refusal(exc) and _with_sites(status))) as refused:
             server_side_apply(self.res.status, dict(body, metadata=meta, status=status))
-        except DynamicApiError as exc:
-            if exc.status == 409:  # written since it was read: the precondition failed
-                return False
-            if not transient.schema_refusal(exc) or not _with_sites(status):
-                raise api_error(exc, "patch", "updatestatuses/status") from exc
+        if refused.status == 409:  # written since it was read: the precondition failed
+            return False
+        if refused:
             # The CRD installed predates the sites: write the rest, and say so.
             self.warning = ("the UpdateStatus CRD in the cluster predates its site fields, which were left "
                             "out: install this collection's CRDs again (the lcm.openstack.crds role)")

@@ -164,11 +164,12 @@ def test_a_module_does_not_ship_the_other_modules_engines(module: str, not_shipp
 # declarations, read once for phases, sites and hooks), the cluster-scoped objects of a phase, the
 # database step of a chart with no database; site_plan by 7 kB for kube/pod_config.py (what a pod
 # cannot start without) and site/order.py; service_lifecycle by 2 kB for the group a flow starts with.
-# Every module by 3 to 3.5 kB for one error hierarchy (common/errors.py: LcmError and a class per
-# domain) beside the API-error translation, now a file of its own (kube/api_errors.py).
+# Every module by 3 to 5 kB for one error hierarchy (common/errors.py: LcmError and a class per
+# domain) beside the API-error translation, now a file of its own (kube/api_errors.py) that every
+# API call's failure goes through (api_call, answered).
 PAYLOAD_BUDGET = {
-    "helm_release": 273_500, "helm_release_info": 106_000, "phase": 515_000, "phase_info": 96_500,
-    "service_lifecycle": 304_500, "site_plan": 195_500, "traffic": 656_500, "update_status": 195_000,
+    "helm_release": 275_000, "helm_release_info": 107_500, "phase": 515_000, "phase_info": 98_000,
+    "service_lifecycle": 305_000, "site_plan": 196_500, "traffic": 656_500, "update_status": 196_000,
 }
 
 

@@ -9,9 +9,9 @@ import pytest
 from kubernetes.client.rest import ApiException
 from kubernetes.dynamic.exceptions import DynamicApiError, ForbiddenError, NotFoundError
 
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import KubeError, PhaseError, PhaseFailed
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import KubeError, PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.api_errors import (
-    api_error, is_authorization_denial, missing_namespace, namespace_missing, path_gone, refusal,
+    answered, api_call, api_error, is_authorization_denial, missing_namespace, namespace_missing, path_gone, refusal,
 )
 
 JOBS_FORBIDDEN = ('jobs.batch is forbidden: User "system:serviceaccount:awx:runner" cannot create resource '
@@ -257,14 +257,6 @@ def test_dynamic_api_error_keeps_the_status_message() -> None:
         'could not create jobs in namespace ns: HTTP 422: Job.batch "x" is invalid: spec.template: Required value')
 
 
-def test_phase_error_details() -> None:
-    err = PhaseFailed("failed", changed=True, phase={"name": "p"})
-    assert isinstance(err, PhaseError)
-    assert str(err) == "failed"
-    assert err.details == {"changed": True, "phase": {"name": "p"}}
-    assert PhaseError("x").details == {}
-
-
 # -- a failure to talk to the apiserver at all -----------------------------------------
 
 def _max_retry(reason: BaseException) -> Any:
@@ -310,3 +302,100 @@ def test_a_401_names_the_connection_once_the_module_named_it() -> None:
     assert asked == [1]
     errors.connection_named(None)
     assert str(errors.unauthorized()).startswith("unauthorized: the apiserver did not accept the credentials")
+
+
+# -- api_call and answered: the one place a client's exception is caught ------------------
+
+def _raising(exc: BaseException) -> Any:
+    def call() -> None:
+        raise exc
+    return call
+
+
+def test_a_refused_call_leaves_as_the_kube_error_naming_verb_object_and_namespace() -> None:
+    cause = DynamicApiError(_api_exc(500, _status("etcdserver: request timed out", 500, "InternalError").encode()))
+    with pytest.raises(KubeError) as err:
+        with api_call("list", "servicelifecycles", "openstack"):
+            _raising(cause)()
+    assert str(err.value) == ("could not list servicelifecycles in namespace openstack: HTTP 500: "
+                              "etcdserver: request timed out")
+    assert err.value.__cause__ is cause
+
+
+def test_a_denied_call_says_what_to_grant() -> None:
+    with pytest.raises(KubeError) as err:
+        with api_call("create", "jobs", "openstack"):
+            _raising(ForbiddenError(_api_exc(403, _status(JOBS_FORBIDDEN, 403, "Forbidden").encode())))()
+    assert str(err.value).startswith("forbidden: the credentials in use may not create jobs in namespace openstack. "
+                                     "Grant the verb 'create' on 'jobs' (API group 'batch')")
+
+
+def test_credentials_not_accepted_are_said_as_such() -> None:
+    with pytest.raises(KubeError) as err:
+        with api_call("get", "phases", "openstack"):
+            _raising(DynamicApiError(_api_exc(401, _status("Unauthorized", 401, "Unauthorized"))))()
+    assert str(err.value) == UNAUTHORIZED
+
+
+def test_a_missing_namespace_is_said_with_how_to_create_it() -> None:
+    with pytest.raises(KubeError) as err:
+        with api_call("patch", "servicelifecycles", "t-gone"):
+            _raising(DynamicApiError(_namespace_404()))()
+    assert str(err.value) == NAMESPACE_GONE
+
+
+def test_a_status_the_caller_handles_is_kept_for_it_and_ends_the_block() -> None:
+    after: list = []
+    with api_call("get", "phases", "openstack", handled=(404,)) as answer:
+        _raising(NotFoundError(_api_exc(404, _status('phases "x" not found', 404, "NotFound"))))()
+        after.append("not reached")
+    assert after == [] and answer.status == 404 and isinstance(answer.error, NotFoundError) and answer
+
+
+def test_a_handled_exception_class_or_test_picks_the_answer_too() -> None:
+    with api_call("get", "phases", handled=(NotFoundError,)) as by_class:
+        _raising(NotFoundError(_api_exc(404, "")))()
+    with api_call("get", "phases", handled=lambda exc: exc.status == 409) as by_test:
+        _raising(DynamicApiError(_api_exc(409, "")))()
+    assert by_class.status == 404 and by_test.status == 409
+
+
+def test_a_status_not_handled_is_still_worded() -> None:
+    with pytest.raises(KubeError, match="^could not get phases in namespace openstack: HTTP 409"):
+        with api_call("get", "phases", "openstack", handled=(404,)):
+            _raising(DynamicApiError(_api_exc(409, "conflict")))()
+
+
+def test_a_call_that_goes_through_keeps_no_answer() -> None:
+    with api_call("get", "phases") as answer:
+        pass
+    assert not answer and answer.error is None and answer.status is None
+
+
+def test_a_plain_clients_exception_is_looked_at_only_when_asked() -> None:
+    plain = _api_exc(500, "boom")
+    with pytest.raises(ApiException) as raw:
+        with api_call("get", "namespaces"):
+            _raising(plain)()
+    assert raw.value is plain
+    with pytest.raises(KubeError, match="^could not get namespaces: HTTP 500: boom$"):
+        with api_call("get", "namespaces", caught=ApiException):
+            _raising(plain)()
+
+
+def test_anything_but_an_api_answer_passes_through_untouched() -> None:
+    with pytest.raises(ValueError, match="not an answer"):
+        with api_call("get", "phases", handled=lambda exc: True):
+            _raising(ValueError("not an answer"))()
+
+
+def test_answered_leaves_an_answer_it_does_not_handle_as_the_client_raised_it() -> None:
+    gone = DynamicApiError(_api_exc(410, "expired"))
+    with answered((410,)) as expired:
+        _raising(gone)()
+    assert expired.error is gone
+    other = DynamicApiError(_api_exc(500, "boom"))
+    with pytest.raises(DynamicApiError) as raw:
+        with answered((410,)):
+            _raising(other)()
+    assert raw.value is other
