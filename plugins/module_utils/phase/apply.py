@@ -26,7 +26,7 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Set
 from ansible_collections.lcm.openstack.plugins.module_utils.common import transient
 from ansible_collections.lcm.openstack.plugins.module_utils.phase import resume
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import NotFoundError, ResourceNotFoundError
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import LcmError, PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.api_errors import (
     answered, api_call, api_error, api_reason, is_authorization_denial,
 )
@@ -212,7 +212,7 @@ class Applier:
 
     def _validated(self, call: Callable[[Dict[str, Any]], Dict[str, Any]], res: Any, obj: Dict[str, Any],
                    verb: str, name: str = "") -> Dict[str, Any]:
-        """Send a write; a refusal becomes a PhaseError that keeps the
+        """Send a write; a refusal becomes an error that keeps the
         apiserver's reason. In a dry run, a Pod whose ServiceAccount this phase
         creates in an earlier wave cannot pass ServiceAccount admission (a dry
         run persists nothing): it is validated once more with the namespace's
@@ -247,7 +247,7 @@ class Applier:
             "creates in an earlier wave")
         return out
 
-    def _refused(self, exc: Any, kind: str, name: str, verb: str, res: Any) -> PhaseError:
+    def _refused(self, exc: Any, kind: str, name: str, verb: str, res: Any) -> LcmError:
         """The object itself was refused (invalid, or denied by admission):
         the apiserver's reason. Only an authorization denial names the
         credentials (api_errors.api_error)."""

@@ -10,7 +10,7 @@ way, and every way out of it must leave a Phase that tells the truth:
   first wave applied, or the traffic setting chosen), so the refresh, which
   reads every service's objects, does not hold back the first Job;
 - the work raises PhaseFailed (it recorded its own failure): passed on;
-- a PhaseError: the Phase is Failed with its message, its Jobs stopped;
+- any other LcmError (common/errors.py): the Phase is Failed with its message, its Jobs stopped;
 - SIGTERM or SIGINT (common/interrupt.py): the Phase stays Running, its Jobs go
   on, and it says so; a re-run attaches to it;
 - anything else (an API call that broke for good, a bug): the Phase is
