@@ -153,10 +153,11 @@ class SliceWatch:
     def labels_of(self, key: str, name: str) -> Optional[Mapping[str, str]]:
         """A pod's labels, read once per pod uid (a relabelled pod is a new pod in a rollout)."""
         if key not in self._labels:
-            self._labels[key] = None
-            with api_call("get", "pods", self.namespace, handled=(NotFoundError,)):
+            with api_call("get", "pods", self.namespace, handled=(NotFoundError,)) as gone:
                 pod = self.pods.get(name=name, namespace=self.namespace).to_dict()
                 self._labels[key] = (pod.get("metadata") or {}).get("labels") or {}
+            if gone:
+                self._labels[key] = None
         return self._labels[key]
 
     def list_pods(self, selector: Mapping[str, str]) -> List[Dict[str, Any]]:
