@@ -296,8 +296,10 @@ def api_call(verb: str, what: str, namespace: Optional[str] = None, *,
     exception as its cause. An answer `handled` picks (a status, a client
     exception class, or a test) is kept on the Answer yielded instead, for
     the caller to act on after the block."""
+    answer = Answer()
     try:
-        with answered(handled, caught) as answer:
-            yield answer
+        yield answer
     except (caught or compat.DynamicApiError) as exc:
-        raise api_error(exc, verb, what, namespace) from exc
+        if not _handles(handled, exc):
+            raise api_error(exc, verb, what, namespace) from exc
+        answer.error = exc
