@@ -236,7 +236,8 @@ def test_a_crd_removed_behind_a_stale_cache_is_said_to_be_missing(dyn, namespace
     from ansible_collections.kubernetes.core.plugins.module_utils.client.discovery import LazyDiscoverer
     from ansible_collections.kubernetes.core.plugins.module_utils.k8sdynamicclient import K8SDynamicClient
     from ansible_collections.lcm.openstack.plugins.module_utils.kube.crd import CrdResource
-    from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError, path_gone
+    from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+    from ansible_collections.lcm.openstack.plugins.module_utils.kube.api_errors import path_gone
 
     cached = K8SDynamicClient(dyn.client, cache_file=str(tmp_path / "discovery.json"), discoverer=LazyDiscoverer)
     missing = f"the Widget CRD ({widget_crd['name']}) is not installed"

@@ -7,7 +7,7 @@ injects them). What this adds: a kubeconfig option naming no file, an
 apiserver that cannot be reached, a certificate that does not verify,
 credentials it does not accept (401), a request it denies (403) and a
 namespace that does not exist each end the task with one line naming what
-fixes it, not a traceback (errors.connection_error, errors.refusal).
+fixes it, not a traceback (api_errors.connection_error, api_errors.refusal).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterator
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
 from ansible_collections.lcm.openstack.plugins.module_utils.common import transient
 from ansible_collections.lcm.openstack.plugins.module_utils.common.process_end import freeze_heap_at_exit
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import (
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.api_errors import (
     connection_error, connection_named, failure_reason, refusal,
 )
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.retrying import (
@@ -32,8 +32,8 @@ def reported(run: Callable[[Any], None]) -> Callable[[Any], None]:
     """A module's run whose failure to talk to the apiserver ends the task
     with one line naming what fixes it, not a traceback with the HTTP
     headers: refused, unreachable, a certificate that does not verify, a
-    connection that broke for good (errors.connection_error); and an API
-    answer that nothing below caught (errors.refusal): credentials not
+    connection that broke for good (api_errors.connection_error); and an API
+    answer that nothing below caught (api_errors.refusal): credentials not
     accepted (401), a request denied (403), a namespace that does not exist.
     Anything else is raised as it is.
 

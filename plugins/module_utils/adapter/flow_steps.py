@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, Mapping
 
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import InputError
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import FLOWS
 from ansible_collections.lcm.openstack.plugins.module_utils.flows import greenfield, remove, rollback, update
 from ansible_collections.lcm.openstack.plugins.module_utils.flows.steps import (
@@ -20,7 +21,7 @@ ARGS = frozenset(("flow", "inputs", "record", "release", "undo", "backup_ref", "
 UNDONE = (GREENFIELD, UPDATE)  # the flows whose failure a table undoes
 
 
-class BadArguments(ValueError):
+class BadArguments(InputError):
     """An argument the task got wrong: the message says which and how."""
 
 

@@ -9,7 +9,7 @@ import os
 from typing import Any, Tuple
 
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.common import mask_release_params
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import LcmError
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.cli import Helm, find_helm
 from ansible_collections.lcm.openstack.plugins.module_utils.common.redact import DEFAULT_SECRET_KEYS, Redactor
 
@@ -21,7 +21,7 @@ def helm_cli(module: Any) -> Tuple[Helm, Redactor]:
     redactor.add_values(p.get("values") or {})
     try:
         binary = find_helm(p.get("binary_path"), os.environ)
-    except PhaseError as exc:
+    except LcmError as exc:
         mask_release_params(p, redactor)
         module.fail_json(msg=str(exc))
     # kubernetes.core builds the HELM_KUBE* / KUBECONFIG environment from the

@@ -10,7 +10,7 @@ from typing import Any, Dict
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.common import given, mask, mask_release_params, warn
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.connection import helm_kube_client, reported
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.helm import helm_cli
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import LcmError
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.cli import merge_values
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.release import ReleaseManager, ReleaseRequest
 
@@ -39,7 +39,7 @@ def run_helm_release(module: Any) -> None:
                "rolledback": manager.rolledback, "tested": manager.tested}
     try:
         result = actions[state]()
-    except PhaseError as exc:
+    except LcmError as exc:
         mask(module, redactor)
         warn(module, manager.warnings)
         details = redactor.redact_deep(dict(exc.details))

@@ -9,7 +9,7 @@ from typing import Any
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.common import mask
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.connection import reported
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.helm import helm_cli
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import LcmError
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.info import release_info
 
 
@@ -19,7 +19,7 @@ def run_helm_release_info(module: Any) -> None:
     try:
         releases = release_info(helm, module.params["namespace"], module.params.get("name"),
                                 module.params.get("get_all_values", False))
-    except PhaseError as exc:
+    except LcmError as exc:
         mask(module, redactor)
         module.fail_json(msg=redactor.redact(str(exc)), **redactor.redact_deep(dict(exc.details)))
     mask(module, redactor)

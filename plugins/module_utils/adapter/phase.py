@@ -10,7 +10,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils.adapter.common impor
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.phase_request import request_from_params
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.connection import client, reported
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import yaml
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import LcmError
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.runner import PhaseRunner
 from ansible_collections.lcm.openstack.plugins.module_utils.common.redact import Redactor
 
@@ -25,7 +25,7 @@ def run_phase(module: Any) -> None:
     try:
         runner = PhaseRunner(dyn, req, check_mode=module.check_mode)
         result = runner.present() if module.params["state"] == "present" else runner.absent()
-    except PhaseError as exc:
+    except LcmError as exc:
         forget_secrets(module, runner)
         module.fail_json(msg=str(exc), **exc.details)
     forget_secrets(module, runner)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.connection import client, reported
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import LcmError
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.info import list_lifecycle
 
 
@@ -18,6 +18,6 @@ def run_phase_info(module: Any) -> None:
     try:
         result = list_lifecycle(dyn, p.get("namespace"), service=p.get("service"),
                                 phase_type=p.get("type"), state=p.get("state"), name=p.get("name"))
-    except PhaseError as exc:
+    except LcmError as exc:
         module.fail_json(msg=str(exc))
     module.exit_json(changed=False, **result)

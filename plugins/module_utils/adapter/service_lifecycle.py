@@ -9,7 +9,7 @@ from typing import Any, List
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle import flow, flow_run
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.common import given, warn
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.connection import client, reported
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import LcmError
 
 
 @reported
@@ -26,7 +26,7 @@ def run_service_lifecycle(module: Any) -> None:
     warnings: List[str] = []
     try:
         result = flow_run.run(dyn, req, module.check_mode, warnings, bool(p.get("create_namespace")))
-    except PhaseError as exc:
+    except LcmError as exc:
         warn(module, warnings)
         module.fail_json(msg=str(exc))
     warn(module, warnings)

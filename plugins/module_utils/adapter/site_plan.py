@@ -8,7 +8,7 @@ import os
 from typing import Any, Dict, List
 
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.connection import client, reported
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import LcmError
 from ansible_collections.lcm.openstack.plugins.module_utils.common.redact import Redactor
 from ansible_collections.lcm.openstack.plugins.module_utils.crds.service_lifecycle import ServiceLifecycle
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.cli import Helm, find_helm
@@ -58,6 +58,6 @@ def run_site_plan(module: Any) -> None:
     try:
         result = site_plan(p["services"], p["action"], p["external"], records,
                            from_charts if p.get("from_charts", True) else None)
-    except PhaseError as exc:
+    except LcmError as exc:
         module.fail_json(msg=redactor.redact(str(exc)))
     module.exit_json(changed=False, **result)

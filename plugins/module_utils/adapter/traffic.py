@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any, Dict, List
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import yaml
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import LcmError
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.common import forget_secrets, given, warn
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.phase_request import request_from_params
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.connection import client, reported
@@ -64,7 +64,7 @@ def run(module: Any) -> None:
     try:
         runner = TrafficRunner(dyn, req, check_mode=module.check_mode, flow_ends_after=bool(end))
         result = runner.run()
-    except PhaseError as exc:
+    except LcmError as exc:
         forget_secrets(module, runner)
         mask_params(module.params, runner.redactor if runner else Redactor())
         details = dict(exc.details)
@@ -94,7 +94,7 @@ def end_flow(module: Any, dyn: Any, req: TrafficRequest, end: Dict[str, Any], re
                               **given(end, "name", "result", "lifecycle_state", "reason"))
     try:
         ended = flow_end.end(dyn, ending, module.check_mode, warnings, changed_before=result["changed"])
-    except PhaseError as exc:
+    except LcmError as exc:
         warn(module, warnings)
         details = {k: v for k, v in result.items() if k != "diff"}
         module.fail_json(msg=f"{result['message']}; the {ending.flow} flow was not ended: {exc}", **details)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.connection import client, reported
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import LcmError
 from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.insights import Settings
 from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.keeper import StatusKeeper
 
@@ -21,7 +21,7 @@ def run_update_status(module: Any) -> None:
     try:
         keeper = StatusKeeper(dyn, settings, module.check_mode)
         result = keeper.run(p["details"])
-    except PhaseError as exc:
+    except LcmError as exc:
         module.fail_json(msg=str(exc))
     if keeper.warning:
         module.warn(keeper.warning)

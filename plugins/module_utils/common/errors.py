@@ -1,29 +1,44 @@
 # Copyright: lcm.openstack contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Errors the phase engine raises: each message says what is wrong and how to fix it."""
+"""The collection's errors: one base, LcmError, and a class per domain; each
+message says what is wrong and how to fix it."""
 
 from __future__ import annotations
 
-import json
-import re
-from typing import Any, Callable, Dict, List, Optional
-
-from ansible_collections.lcm.openstack.plugins.module_utils.common import transient
-
-# The apiserver's words for an authorization denial (RBAC or another
-# authorizer): ... is forbidden: User "alice" cannot create resource "jobs" in API group "batch" ...
-# Admission refuses with 403 too ("pods "x" is forbidden: error looking up
-# service account ..."): those are not about the credentials.
-_FORBIDDEN = re.compile(r'is forbidden: User\b.*? cannot (?P<verb>[a-z]+) resource "(?P<resource>[^"]+)"'
-                        r'(?: in API group "(?P<group>[^"]*)")?(?: in the namespace "(?P<namespace>[^"]*)")?')
+from typing import Any, Dict
 
 
-class PhaseError(Exception):
-    """Bad input or an unusable cluster; nothing was left half-done."""
+class LcmError(Exception):
+    """Every error of the collection: bad input or an unusable cluster, said
+    with what is wrong and how to fix it. A module's adapter ends the task
+    on any of them; code that decides something catches a domain's class or
+    one of the named cases below, never this one for a decision."""
 
     def __init__(self, message: str, **details: Any) -> None:
         super().__init__(message)
         self.details: Dict[str, Any] = details
+
+
+class InputError(LcmError):
+    """A module's or a flow's input refused: what is expected instead."""
+
+
+class KubeError(LcmError):
+    """The Kubernetes API refused or failed a call (kube/api_errors.py words
+    it), or a Lease the run needs is held or raced."""
+
+
+class PhaseError(LcmError):
+    """A phase (install, test, upgrade, rollback, uninstall, traffic) could
+    not be run as asked; nothing was left half-done."""
+
+
+class LifecycleError(LcmError):
+    """A service's lifecycle record, its dependencies or its flow refused."""
+
+
+class SiteError(LcmError):
+    """A site's services, their order or their charts refused."""
 
 
 class PhaseFailed(PhaseError):
@@ -35,7 +50,7 @@ class PhaseGone(PhaseError):
     nothing left to record the outcome on, and nothing to wait for."""
 
 
-class CrdMissing(PhaseError):
+class CrdMissing(KubeError):
     """The cluster does not serve one of the collection's CRDs. Callers that
     can do without it (the UpdateStatus refresh) catch this type, never the
     message."""
@@ -45,224 +60,10 @@ class CrdMissing(PhaseError):
         self.kind = kind
 
 
-class ObjectNotFound(PhaseError):
+class ObjectNotFound(KubeError):
     """An object the task needs is not in `namespace`, which may itself be
     missing: a read of an object answers 404 for the object either way."""
 
     def __init__(self, message: str, namespace: str) -> None:
         super().__init__(message)
         self.namespace = namespace
-
-
-def is_authorization_denial(exc: Any) -> bool:
-    """A 403 because the credentials may not do it, not because admission refused the object."""
-    return getattr(exc, "status", None) == 403 and _FORBIDDEN.search(_message(exc)) is not None
-
-
-def api_error(exc: Any, verb: str, what: str, namespace: Optional[str] = None) -> PhaseError:
-    """A readable error for a failed API call (kubernetes ApiException or DynamicApiError).
-    Only an authorization denial is turned into "the credentials may not ...";
-    any other refusal keeps the apiserver's message."""
-    status = getattr(exc, "status", None)
-    where = f" in namespace {namespace}" if namespace else ""
-    if status == 401:
-        return unauthorized()
-    found = _FORBIDDEN.search(_message(exc)) if status == 403 else None
-    if found:
-        return _forbidden(found, namespace, _message(exc))
-    if status == 403 and _status_message(exc) is None:
-        # No Status from the apiserver (a proxy, or an empty body): say so, and what it may be.
-        return PhaseError(f"could not {verb} {what}{where}: HTTP 403 forbidden, with no reason from the "
-                          f"apiserver; if the credentials lack it, grant the verb '{verb}' on '{what}'")
-    gone = missing_namespace(exc)
-    if gone:
-        return namespace_missing(gone)
-    return PhaseError(f"could not {verb} {what}{where}: HTTP {status}: {_message(exc)}")
-
-
-def refusal(exc: BaseException) -> Optional[PhaseError]:
-    """One line for an API answer that reached a module's top uncaught (None
-    for anything else): the call site is unknown, and need not be, since the
-    apiserver's Status names the verb, resource, group and namespace of a
-    denial. 401 (credentials not accepted), 403 (denied, or refused by
-    admission) and a 404 saying the namespace does not exist. Never the HTTP
-    headers, which the exception's own text carries."""
-    status = getattr(exc, "status", None)
-    if status == 401:
-        return unauthorized()
-    if status == 403:
-        found = _FORBIDDEN.search(_message(exc))
-        if found:
-            return _forbidden(found, None, _message(exc))
-        if _status_message(exc) is None:
-            return PhaseError("the apiserver refused a request: HTTP 403 forbidden, with no reason given "
-                              "(a proxy in front of it may have answered)")
-        return PhaseError(f"the apiserver refused a request: HTTP 403: {_message(exc)}")
-    gone = missing_namespace(exc)
-    return namespace_missing(gone) if gone else None
-
-
-# Where the module's connection came from (kube/credentials.py), described
-# only when a 401 is worded: the adapter names it once it has the client.
-_CONNECTION: List[Callable[[], str]] = []
-
-
-def connection_named(describe: Optional[Callable[[], str]]) -> None:
-    """Say where the connection came from in every 401 worded from now on (None: no more)."""
-    _CONNECTION[:] = [describe] if describe is not None else []
-
-
-def unauthorized(where: str = "") -> PhaseError:
-    """401: the apiserver did not take the credentials at all."""
-    where = where or (_CONNECTION[0]() if _CONNECTION else "")
-    if where:
-        return PhaseError(f"unauthorized: the apiserver at {where} did not accept the credentials (the token "
-                          "expired or is wrong, or the client certificate is not trusted). Check them, or set "
-                          "api_key (K8S_AUTH_API_KEY) or kubeconfig (K8S_AUTH_KUBECONFIG) to credentials it "
-                          "accepts")
-    return PhaseError("unauthorized: the apiserver did not accept the credentials (the token expired or is "
-                      "wrong, or its client certificate is not trusted). Set api_key (K8S_AUTH_API_KEY) to a "
-                      "valid token, or kubeconfig (K8S_AUTH_KUBECONFIG) to a kubeconfig whose user it accepts")
-
-
-def _forbidden(found: Any, namespace: Optional[str], message: str) -> PhaseError:
-    """An authorization denial: what to grant, which ClusterRole has it, and the apiserver's own words.
-    The namespace is the apiserver's (a cluster-scope denial has none), else the caller's."""
-    verb, what = found.group("verb"), found.group("resource")
-    if found.group("namespace") is not None or "at the cluster scope" in message:
-        namespace = found.group("namespace")
-    where = f" in namespace {namespace}" if namespace else ""
-    group = f" (API group '{found.group('group')}')" if found.group("group") else ""
-    return PhaseError(
-        f"forbidden: the credentials in use may not {verb} {what}{where}. Grant the verb "
-        f"'{verb}' on '{what}'{group}; {_role_for(what, namespace)} (docs/rbac.md). "
-        f"The apiserver said: {message}")
-
-
-def namespace_missing(namespace: str, helm: bool = False) -> PhaseError:
-    """The namespace a module was pointed at does not exist, and how to make it."""
-    if helm:
-        return PhaseError(f"namespace {namespace} does not exist: set create_namespace: true on "
-                          f"lcm.openstack.helm_release, or create it first (kubectl create namespace {namespace})")
-    return PhaseError(f"namespace {namespace} does not exist: create it first (kubectl create namespace "
-                      f"{namespace}), or let the lcm.openstack.install role create it "
-                      "(install_create_namespace: true, its default)")
-
-
-def missing_namespace(exc: Any) -> str:
-    """The namespace a 404 says does not exist ('' for any other answer):
-    its Status names the namespace itself, not an object in it."""
-    if getattr(exc, "status", None) != 404:
-        return ""
-    details = _status(exc).get("details") or {}
-    return str(details.get("name") or "") if details.get("kind") == "namespaces" else ""
-
-
-def path_gone(exc: Any) -> bool:
-    """A 404 for the resource path itself, not for an object: the body is not
-    a Status naming an object ('404 page not found', or a Status without
-    details), as when a CRD was removed but a cached discovery still has it.
-    No body at all says nothing either way (the apiserver always sends one)."""
-    if getattr(exc, "status", None) != 404 or not getattr(exc, "body", None):
-        return False
-    return not (_status(exc).get("details") or {}).get("name")
-
-
-def _role_for(what: str, namespace: Optional[str]) -> str:
-    """Which of the crds role's ClusterRoles holds the rule (docs/rbac.md)."""
-    cluster_wide = not namespace and what.split("/")[0] in ("servicelifecycles", "phases")
-    if what.startswith("updatestatuses") or cluster_wide:
-        return ("the ClusterRole lcm-openstack-update-status of the lcm.openstack.crds role has it, "
-                "bound with a ClusterRoleBinding")
-    return "the ClusterRole lcm-openstack-phase of the lcm.openstack.crds role has every rule the modules need"
-
-
-def _message(exc: Any) -> str:
-    """The apiserver's message out of a Status body, else the exception's text."""
-    message = _status_message(exc)
-    if message is not None:
-        return message
-    body = getattr(exc, "body", None)
-    if isinstance(body, bytes):
-        body = body.decode("utf-8", "replace")
-    return str(body or exc)
-
-
-def _status_message(exc: Any) -> Optional[str]:
-    """The message of the apiserver's Status body, None when there is none."""
-    message = _status(exc).get("message")
-    return None if message is None else str(message)
-
-
-def _status(exc: Any) -> Dict[str, Any]:
-    """The apiserver's Status body as a mapping ({} when the body is not one)."""
-    body = getattr(exc, "body", None)
-    if isinstance(body, bytes):
-        body = body.decode("utf-8", "replace")
-    try:
-        status = json.loads(body)
-    except (TypeError, ValueError):
-        return {}
-    return status if isinstance(status, dict) else {}
-
-
-def connection_error(exc: BaseException, server: str = "") -> Optional[PhaseError]:
-    """One line for a failure to talk to the apiserver at all (None for
-    anything else): what happened, where, and which option fixes it."""
-    where = server or _server(exc) or "the apiserver"
-    reason = transient.describe(_root(exc))
-    if transient.certificate_problem(exc):
-        return PhaseError(f"the certificate of {where} does not verify against the CA in use ({reason}). "
-                          "Set ca_cert (K8S_AUTH_SSL_CA_CERT) or the kubeconfig's certificate-authority "
-                          "to the cluster's CA")
-    if not transient.is_transient(exc) or getattr(exc, "status", None):
-        return None
-    if re.search(r"refused|Name or service not known|No route|timed out|Temporary failure in name", reason):
-        return PhaseError(f"cannot reach {where}: {reason}. Check host (K8S_AUTH_HOST) or the kubeconfig's "
-                          "server, and that the apiserver is up")
-    return PhaseError(f"the connection to {where} broke and did not come back: {reason}; run the task again "
-                      "(a phase attaches to what it started)")
-
-
-def failure_reason(exc: BaseException) -> str:
-    """A connection failure's own words, from its innermost reason, shortened."""
-    return transient.describe(_root(exc))
-
-
-def _root(exc: BaseException) -> BaseException:
-    """The innermost reason: urllib3 wraps the socket error in MaxRetryError.reason."""
-    seen = set()
-    while id(exc) not in seen:
-        seen.add(id(exc))
-        inner = getattr(exc, "reason", None)
-        if isinstance(inner, BaseException):
-            exc = inner
-        elif exc.__cause__ is not None:
-            exc = exc.__cause__
-        else:
-            break
-    return exc
-
-
-def _server(exc: BaseException) -> str:
-    pool = getattr(exc, "pool", None)
-    host = getattr(pool, "host", None)
-    return f"the apiserver at {host}:{getattr(pool, 'port', '')}".rstrip(":") if host else ""
-
-
-def api_reason(exc: Any) -> str:
-    """The apiserver's own words for a refusal: its causes (field: message), or its message."""
-    try:
-        body = json.loads(exc.body)
-        causes = (body.get("details") or {}).get("causes") or []
-        if causes:
-            return "; ".join(_shortened(f"{c.get('field', '')}: {c.get('message', '')}".strip(": "))
-                             for c in causes)
-        return _shortened(body.get("message", str(exc)))
-    except (TypeError, ValueError):
-        return str(exc)
-
-
-def _shortened(text: str, limit: int = 300) -> str:
-    """Apiserver messages can quote a whole pod template; keep the point."""
-    return text if len(text) <= limit else text[:limit] + " ..."

@@ -180,7 +180,7 @@ class Redactor:
         return data
 
     def scrub(self, exc: Any) -> None:
-        """Mask an error's message and details in place, before it is raised on (a PhaseError's)."""
+        """Mask an error's message and details in place, before it is raised on (an LcmError's)."""
         exc.args = (self.redact(str(exc)),)
         exc.details = self.redact_deep(getattr(exc, "details", {}))
 

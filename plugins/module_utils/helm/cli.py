@@ -23,7 +23,7 @@ from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Seque
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common import transient
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import yaml
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import namespace_missing
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.api_errors import namespace_missing
 from ansible_collections.lcm.openstack.plugins.module_utils.common.redact import Redactor
 from ansible_collections.lcm.openstack.plugins.module_utils.helm import storage
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.process import HelmError, Result, Started

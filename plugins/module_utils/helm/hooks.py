@@ -71,6 +71,7 @@ def explain_timeout(exc: Exception, dyn: Any, namespace: str, objects: Sequence[
 
 def _not_complete(dyn: Any, namespace: str, objects: Sequence[Dict[str, Any]], operation: str) -> str:
     from ansible_collections.lcm.openstack.plugins.module_utils.common import compat  # pylint: disable=import-outside-toplevel
+    from ansible_collections.lcm.openstack.plugins.module_utils.kube.api_errors import answered  # pylint: disable=import-outside-toplevel
     from ansible_collections.lcm.openstack.plugins.module_utils.kube.diagnose import pods_of  # pylint: disable=import-outside-toplevel
     from ansible_collections.lcm.openstack.plugins.module_utils.kube.readiness import explain_pod  # pylint: disable=import-outside-toplevel
     from ansible_collections.lcm.openstack.plugins.module_utils.kube.entrypoint import declared  # pylint: disable=import-outside-toplevel
@@ -81,9 +82,9 @@ def _not_complete(dyn: Any, namespace: str, objects: Sequence[Dict[str, Any]], o
         if obj.get("kind") != "Job" or not set(events(obj)) & EVENTS.get(operation, set()):
             continue
         name = (obj.get("metadata") or {}).get("name", "")
-        try:
+        with answered(caught=compat.ApiException) as unread:
             live = jobs.get(name=name, namespace=namespace).to_dict()
-        except (compat.ApiException, compat.DynamicApiError):
+        if unread:
             continue
         if (live.get("status") or {}).get("succeeded"):
             continue

@@ -23,6 +23,7 @@ from typing import Any, Dict, Iterable, List, Sequence, Set, Tuple
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common import compat
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.cli import HelmError
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.api_errors import answered
 
 KEEP_ANNOTATION = "helm.sh/resource-policy"
 HOOK_ANNOTATION = "helm.sh/hook"
@@ -112,12 +113,13 @@ def delete(dyn: Any, namespace: str, refs: Iterable[Ref]) -> List[Ref]:
     """Delete each object (its pods with it, in the background); return those that were there."""
     gone: List[Ref] = []
     for r in refs:
-        try:
+        with answered() as refused:
             dyn.resources.get(api_version=r.api_version, kind=r.kind).delete(
                 name=r.name, namespace=namespace, body={"propagationPolicy": "Background"})
-        except compat.NotFoundError:
+        if isinstance(refused.error, compat.NotFoundError):
             continue
-        except compat.DynamicApiError as exc:
-            raise HelmError(f"cannot delete {r} in {namespace}: {getattr(exc, 'reason', exc)}") from exc
+        if refused:
+            raise HelmError(f"cannot delete {r} in {namespace}: {getattr(refused.error, 'reason', refused.error)}") \
+                from refused.error
         gone.append(r)
     return gone

@@ -31,7 +31,7 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, Callable, Dict, Iterator, List, Optional
 
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import KubeError, LcmError
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.lease import (
     Holder, Lease, LeaseNamespaceMissing, holder_identity,
 )
@@ -62,17 +62,17 @@ class ReleaseLease(Lease):
     def label(self) -> str:
         return f"release {self.release_name}: Lease {self.name}"
 
-    def refusal(self, held: Holder, now: datetime, pending: str = "") -> PhaseError:
-        return PhaseError(
+    def refusal(self, held: Holder, now: datetime, pending: str = "") -> KubeError:
+        return KubeError(
             f"another operation holds release {self.release_name}: {held.identity} ({held.purpose or 'helm'}) since "
             f"{held.since}, renewed {held.renewed_ago(now)}s ago (Lease {self.name} in {self.namespace})"
             f"{pending}. Nothing was changed. Wait for it to end, then run again; if that run is gone, the "
             f"lease is free {held.free_in(now)}s from now")
 
-    def raced(self) -> PhaseError:
-        return PhaseError(f"another operation holds release {self.release_name}: it took the Lease {self.name} in "
-                          f"{self.namespace} at the same moment. Nothing was changed. Wait for it to end, "
-                          "then run again")
+    def raced(self) -> KubeError:
+        return KubeError(f"another operation holds release {self.release_name}: it took the Lease {self.name} in "
+                         f"{self.namespace} at the same moment. Nothing was changed. Wait for it to end, "
+                         "then run again")
 
 
 class ReleaseGuard:
@@ -93,7 +93,7 @@ class ReleaseGuard:
         try:
             now = utcnow()
             held = lease.live_holder(now)
-        except PhaseError:  # no right to read it: the release says what it can
+        except LcmError:  # no right to read it: the release says what it can
             return None
         if held is None or held.identity == self.holder:
             return None
@@ -120,15 +120,15 @@ class ReleaseGuard:
         try:
             moved = _moved(before, read_history())
             if moved:
-                raise PhaseError(f"another operation changed release {self.release} while this run prepared its "
-                                 f"{operation}: {moved}. Nothing was changed; run again to act on what it is now")
+                raise KubeError(f"another operation changed release {self.release} while this run prepared its "
+                                f"{operation}: {moved}. Nothing was changed; run again to act on what it is now")
             renewer.start()
             yield
         finally:
             renewer.stop()
             try:
                 lease.release()
-            except PhaseError as exc:
+            except LcmError as exc:
                 self.warnings.append(f"release {self.release}: the Lease {lease.name} could not be given back "
                                      f"({exc}); it expires on its own {duration}s after its last renewal")
 

@@ -14,11 +14,11 @@ import time
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional
 
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import LcmError
 from ansible_collections.lcm.openstack.plugins.module_utils.common.redact import Redactor
 
 
-class HelmError(PhaseError):
+class HelmError(LcmError):
     """Helm failed; `details` holds the command, stdout and stderr (redacted)."""
 
 

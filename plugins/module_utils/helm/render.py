@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import yaml
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import InputError
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.cli import Helm, HelmError, merge_values
 from ansible_collections.lcm.openstack.plugins.module_utils.common.redact import Redactor, mask_secret
 
@@ -58,19 +58,19 @@ def helm_template(
 ) -> str:
     """Run `helm template` and return its manifest text; extra_values win over values."""
     if not chart:
-        raise PhaseError("source.chart is empty; give a chart path, repo/chart or oci:// reference")
+        raise InputError("source.chart is empty; give a chart path, repo/chart or oci:// reference")
     if values is not None and not isinstance(values, Mapping):
-        raise PhaseError(f"source.values must be a mapping, not {type(values).__name__}")
+        raise InputError(f"source.values must be a mapping, not {type(values).__name__}")
     for path in values_files:
         if not os.path.isfile(path):
-            raise PhaseError(f"values file {path} does not exist (source.values_files)")
+            raise InputError(f"values file {path} does not exist (source.values_files)")
     cli = Helm(helm, redactor=redactor or Redactor(), timeout=timeout)
     merged = merge_values(values or {}, extra_values or {})
     try:
         with cli.values_args(merged, values_files) as value_args:
             return cli.template(release, chart, namespace, chart_version, value_args)
     except HelmError as exc:
-        raise PhaseError(_explain_helm_error(chart, exc.details.get("stderr", str(exc)).strip())) from exc
+        raise HelmError(_explain_helm_error(chart, exc.details.get("stderr", str(exc)).strip())) from exc
 
 
 def _explain_helm_error(chart: str, stderr: str) -> str:
@@ -97,7 +97,7 @@ def parse_manifest(text: str) -> List[Rendered]:
         try:
             data = yaml.safe_load(doc)
         except yaml.YAMLError as exc:
-            raise PhaseError(f"rendered manifest of {source or 'the chart'} is not valid YAML: {exc}") from exc
+            raise HelmError(f"rendered manifest of {source or 'the chart'} is not valid YAML: {exc}") from exc
         out.extend(Rendered(obj=o, source=source) for o in _objects(data, source))
     return out
 
@@ -114,7 +114,7 @@ def _objects(data: Any, where: str) -> List[Dict[str, Any]]:
     if isinstance(data, dict) and str(data.get("kind", "")).endswith("List") and "items" in data:
         return [obj for item in data["items"] or [] for obj in _objects(item, where)]
     if not isinstance(data, dict) or "kind" not in data or "apiVersion" not in data:
-        raise PhaseError(f"{where or 'a manifest'} holds something that is not a Kubernetes object "
+        raise InputError(f"{where or 'a manifest'} holds something that is not a Kubernetes object "
                          "(it needs apiVersion and kind)")
     return [data]
 
@@ -127,7 +127,7 @@ def load_manifests(items: Sequence[Any]) -> List[Rendered]:
             out.extend(Rendered(obj=dict(o), source="") for o in _objects(dict(item), "an inline manifest"))
             continue
         if not isinstance(item, str) or not os.path.isfile(item):
-            raise PhaseError(f"manifest {item!r} is neither an object nor an existing file (source.manifests)")
+            raise InputError(f"manifest {item!r} is neither an object nor an existing file (source.manifests)")
         with open(item, encoding="utf-8") as handle:
             text = handle.read()
         for rendered in parse_manifest(text):

@@ -29,8 +29,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Dict, Mapping, Optional
 
-from ansible_collections.lcm.openstack.plugins.module_utils.common import compat
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError, api_error
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import InputError
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.api_errors import api_call
 
 _GZIP_MAGIC = b"\x1f\x8b"
 SECRET, CONFIGMAP = "Secret", "ConfigMap"
@@ -49,9 +49,9 @@ def kind(env: Mapping[str, str]) -> Optional[str]:
     if driver in THROUGH_HELM:
         return None
     if driver == "memory":
-        raise PhaseError("HELM_DRIVER=memory keeps a release only as long as one Helm process runs: each run "
+        raise InputError("HELM_DRIVER=memory keeps a release only as long as one Helm process runs: each run "
                          "would install it again; unset HELM_DRIVER, or set it to secret, configmap or sql")
-    raise PhaseError(f"HELM_DRIVER={driver!r} is not a storage driver Helm knows; unset it, or set it to "
+    raise InputError(f"HELM_DRIVER={driver!r} is not a storage driver Helm knows; unset it, or set it to "
                      "secret, configmap or sql")
 
 
@@ -81,10 +81,8 @@ def deployed(dyn: Any, namespace: str, release: str, of: str = SECRET,
     and the chart's values too, which the record holds beside the rest."""
     stored = dyn.resources.get(api_version="v1", kind=of)
     selector = f"owner=helm,name={release},status=deployed"
-    try:
+    with api_call("list", f"{of.lower()}s", namespace):
         items = stored.get(namespace=namespace, label_selector=selector).to_dict().get("items") or []
-    except compat.DynamicApiError as exc:
-        raise api_error(exc, "list", f"{of.lower()}s", namespace) from exc
     if not items:
         return None
     latest = max(items, key=lambda s: int((s["metadata"].get("labels") or {}).get("version", "0")))
@@ -149,12 +147,10 @@ def mark_failed(dyn: Any, namespace: str, release: str, revision: int, descripti
     stored = dyn.resources.get(api_version="v1", kind=of)
     name = f"sh.helm.release.v1.{release}.v{revision}"
     plural = f"{of.lower()}s"
-    try:
+    with api_call("get", plural, namespace, handled=(404,)) as gone:
         current = stored.get(name=name, namespace=namespace).to_dict()
-    except compat.DynamicApiError as exc:
-        if getattr(exc, "status", None) == 404:
-            return False
-        raise api_error(exc, "get", plural, namespace) from exc
+    if gone:
+        return False
     record = decode((current.get("data") or {}).get("release", ""), of)
     info = record.setdefault("info", {})
     if info.get("status") not in PENDING:
@@ -163,8 +159,6 @@ def mark_failed(dyn: Any, namespace: str, release: str, revision: int, descripti
     body = {"metadata": {"name": name, "resourceVersion": current["metadata"]["resourceVersion"],
                          "labels": {"status": "failed"}},
             "data": {"release": encode(record, of)}}
-    try:
+    with api_call("patch", plural, namespace):
         stored.patch(body=body, namespace=namespace, content_type="application/merge-patch+json")
-    except compat.DynamicApiError as exc:
-        raise api_error(exc, "patch", plural, namespace) from exc
     return True

@@ -15,8 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, List, Optional, Set
 
-from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import DynamicApiError
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import api_error, is_authorization_denial
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.api_errors import api_call, is_authorization_denial
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.paging import Item, Keep, read
 
 
@@ -27,17 +26,12 @@ def across(res: Any, namespaces: Optional[Iterable[str]], selector: Optional[str
     namespace denied is added to `unread` (strict: it is an error, naming what
     to grant); one in it is not asked (its entries stay)."""
     wanted = None if namespaces is None else set(namespaces)
-    try:
+    with api_call("list", res.name, handled=is_authorization_denial if wanted is not None else ()):
         return [] if wanted == set() else read(res, None, selector, keep, wanted, metadata_only)
-    except DynamicApiError as exc:
-        if wanted is None or not is_authorization_denial(exc):
-            raise api_error(exc, "list", res.name) from exc
     found: List[Item] = []
     for namespace in sorted(wanted - unread):
-        try:
+        with api_call("list", res.name, namespace, handled=() if strict else is_authorization_denial) as denied:
             found += read(res, namespace, selector, keep, metadata_only=metadata_only)
-        except DynamicApiError as exc:
-            if strict or not is_authorization_denial(exc):
-                raise api_error(exc, "list", res.name, namespace) from exc
+        if denied:
             unread.add(namespace)
     return found

@@ -19,7 +19,8 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import NotFoundError, ResourceNotFoundError
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import CrdMissing, PhaseError, path_gone
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import CrdMissing, KubeError
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.api_errors import path_gone
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import API_VERSION, GROUP
 
 PLURALS = {"Phase": "phases", "ServiceLifecycle": "servicelifecycles", "UpdateStatus": "updatestatuses"}
@@ -42,7 +43,7 @@ class CrdResource:
     (res.get, res.create, res.status.patch, dyn.watch(res, ...)), whose
     discovery may be stale (see the module docstring)."""
 
-    def __init__(self, dyn: Any, api_version: str, kind: str, missing: Callable[[], PhaseError]) -> None:
+    def __init__(self, dyn: Any, api_version: str, kind: str, missing: Callable[[], KubeError]) -> None:
         self._dyn, self._api_version, self._kind, self._missing = dyn, api_version, kind, missing
         self.resource = self._lookup()
 

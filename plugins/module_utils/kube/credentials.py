@@ -24,7 +24,8 @@ from typing import Any, Dict, Mapping, Optional, Tuple
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common import transient
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import yaml
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError, unauthorized
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import KubeError
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.api_errors import unauthorized
 
 IN_CLUSTER_TOKEN = "/var/run/secrets/kubernetes.io/serviceaccount/token"  # kubernetes.config's
 _UNREACHABLE = re.compile(r"refused|Name or service not known|No route|timed out|Temporary failure in name|"
@@ -110,11 +111,11 @@ def _cluster(config: Mapping[str, Any], context: str) -> Tuple[str, str]:
     return cluster, str((named("clusters", cluster).get("cluster") or {}).get("server") or "")
 
 
-def contact_error(exc: BaseException, src: Source, reason: str) -> Optional[PhaseError]:
+def contact_error(exc: BaseException, src: Source, reason: str) -> Optional[KubeError]:
     """One line for an apiserver that cannot be reached, whose certificate
     does not verify, or that did not accept the credentials: where the
     connection came from and what to check. None for anything else.
-    `reason` is the failure's own words, shortened (errors.failure_reason).
+    `reason` is the failure's own words, shortened (api_errors.failure_reason).
     A source that names no server (a kubeconfig that cannot be read here)
     takes the host the client tried."""
     pool = getattr(exc, "pool", None)
@@ -122,12 +123,12 @@ def contact_error(exc: BaseException, src: Source, reason: str) -> Optional[Phas
         src = Source(f"{pool.host}:{pool.port}" if getattr(pool, "port", None) else str(pool.host), src.origin,
                      src.check)
     if transient.certificate_problem(exc):
-        return PhaseError(f"the certificate of the apiserver at {src} does not verify against the CA in use "
-                          f"({reason}). Set ca_cert (K8S_AUTH_SSL_CA_CERT) or the kubeconfig's "
-                          "certificate-authority to the cluster's CA")
+        return KubeError(f"the certificate of the apiserver at {src} does not verify against the CA in use "
+                         f"({reason}). Set ca_cert (K8S_AUTH_SSL_CA_CERT) or the kubeconfig's "
+                         "certificate-authority to the cluster's CA")
     if getattr(exc, "status", None) == 401:
         return unauthorized(str(src))
     if transient.is_transient(exc) and not getattr(exc, "status", None) and _UNREACHABLE.search(reason):
-        return PhaseError(f"cannot reach the apiserver at {src}: {reason}. Check {src.check}, the network to "
-                          "it, and that the apiserver is up")
+        return KubeError(f"cannot reach the apiserver at {src}: {reason}. Check {src.check}, the network to "
+                         "it, and that the apiserver is up")
     return None

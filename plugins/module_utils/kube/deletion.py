@@ -15,8 +15,9 @@ import time
 from typing import Any, Dict, Optional
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common import transient
-from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import ApiException, DynamicApiError, NotFoundError
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError, api_error
+from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import ApiException, NotFoundError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import KubeError
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.api_errors import api_call
 
 
 def delete_and_wait(dyn: Any, res: Any, name: str, namespace: str, propagation: str,
@@ -30,7 +31,7 @@ def delete_and_wait(dyn: Any, res: Any, name: str, namespace: str, propagation: 
     own: an object created long ago has a resourceVersion the apiserver may no
     longer serve (410 Expired). A 410 during the wait lists again."""
     selector = f"metadata.name={name}"
-    try:
+    with api_call("delete", res.name, namespace, handled=(NotFoundError,)) as gone:
         listed = res.get(namespace=namespace, field_selector=selector).to_dict()
         if not listed.get("items"):
             return False
@@ -38,33 +39,28 @@ def delete_and_wait(dyn: Any, res: Any, name: str, namespace: str, propagation: 
         if grace_seconds is not None:
             body["gracePeriodSeconds"] = grace_seconds
         res.delete(name=name, namespace=namespace, body=body)
-    except NotFoundError:
+    if gone:
         return False
-    except DynamicApiError as exc:
-        raise api_error(exc, "delete", res.name, namespace) from exc
     deadline = time.monotonic() + timeout
     version = listed["metadata"]["resourceVersion"]
     breaks = 0
     while time.monotonic() < deadline:
         try:
-            for event in dyn.watch(res, namespace=namespace, field_selector=selector, resource_version=version,
-                                   timeout=max(1, int(deadline - time.monotonic()))):
-                if event["type"] == "DELETED":
-                    return True
-            breaks = 0
-        except ApiException as exc:
-            if exc.status != 410 and not transient.is_transient(exc):
-                raise api_error(exc, "watch", res.name, namespace) from exc
+            with api_call("watch", res.name, namespace, caught=ApiException,
+                          handled=lambda exc: exc.status == 410 or transient.is_transient(exc)):
+                for event in dyn.watch(res, namespace=namespace, field_selector=selector, resource_version=version,
+                                       timeout=max(1, int(deadline - time.monotonic()))):
+                    if event["type"] == "DELETED":
+                        return True
+                breaks = 0
         except Exception as exc:  # noqa: BLE001 - a watch cut off mid-stream lists again, like a 410
             if not transient.is_transient(exc):
                 raise
             breaks += 1
             time.sleep(min(transient.backoff(breaks), max(0.0, deadline - time.monotonic())))
-        try:  # the watch ended or expired: where is it now?
+        with api_call("list", res.name, namespace):  # the watch ended or expired: where is it now?
             listed = res.get(namespace=namespace, field_selector=selector).to_dict()
-        except DynamicApiError as exc:
-            raise api_error(exc, "list", res.name, namespace) from exc
         if not listed.get("items"):
             return True
         version = listed["metadata"]["resourceVersion"]
-    raise PhaseError(f"{res.kind} {name} was not deleted within {timeout:.0f}s; {hint}")
+    raise KubeError(f"{res.kind} {name} was not deleted within {timeout:.0f}s; {hint}")

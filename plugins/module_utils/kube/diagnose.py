@@ -9,6 +9,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common import compat
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import core_v1_api
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.api_errors import answered
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.failures import FAILURE_THRESHOLD, UNSCHEDULABLE
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.readiness import (
     CURRENT, Readiness, explain_pod,
@@ -33,11 +34,10 @@ def pods_of(dyn: Any, namespace: str, obj: Dict[str, Any]) -> List[Dict[str, Any
         selector = ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
     else:
         return []
-    try:
+    with answered(caught=compat.ApiException):
         pods = dyn.resources.get(api_version="v1", kind="Pod")
         return pods.get(namespace=namespace, label_selector=selector).to_dict().get("items") or []
-    except (compat.ApiException, compat.DynamicApiError):
-        return []
+    return []
 
 
 def why(dyn: Any, namespace: str, key: Tuple[str, str], state: Readiness,
@@ -68,14 +68,12 @@ def log_tail(dyn: Any, namespace: str, obj: Dict[str, Any],
                 continue
             if term.get("message"):
                 return _tail(term["message"])
-            try:
+            with answered(caught=(compat.ApiException, ValueError)):
                 text = core_v1_api()(dyn.client).read_namespaced_pod_log(
                     pod["metadata"]["name"], namespace, container=cstatus.get("name"),
                     tail_lines=LOG_LINES)
                 if text:
                     return _tail(text)
-            except (compat.ApiException, ValueError):
-                pass
             return f"container {cstatus.get('name')} exited {term.get('exitCode')} ({term.get('reason', '')}); no log available"
     return ""
 

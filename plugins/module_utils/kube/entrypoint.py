@@ -26,7 +26,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import KubeError
 
 # The kinds whose pods carry the declarations: what orders by them reads these.
 POD_KINDS = ("Job", "Pod", "Deployment", "StatefulSet", "DaemonSet")
@@ -104,9 +104,9 @@ def _json_list(value: str, name: str) -> List[Dict[str, Any]]:
     try:
         data = json.loads(value)
     except ValueError as exc:
-        raise PhaseError(f"{name} is not JSON: {value[:200]!r}") from exc
+        raise KubeError(f"{name} is not JSON: {value[:200]!r}") from exc
     if not isinstance(data, list) or not all(isinstance(i, dict) for i in data):
-        raise PhaseError(f"{name} must be a JSON list of objects, not {value[:200]!r}")
+        raise KubeError(f"{name} must be a JSON list of objects, not {value[:200]!r}")
     return data
 
 

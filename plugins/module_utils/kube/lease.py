@@ -27,7 +27,8 @@ from typing import Any, Dict, Mapping, Optional
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common import transient
 from ansible_collections.lcm.openstack.plugins.module_utils.common import compat
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError, api_error
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import KubeError, LcmError
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.api_errors import api_call, api_error
 # A Lease's acquireTime and renewTime are MicroTimes.
 from ansible_collections.lcm.openstack.plugins.module_utils.common.timefmt import (  # noqa: F401 (re-exported)
     format_micro as micro, parse_time, utcnow as now_utc,
@@ -100,7 +101,7 @@ class Holder:
         return int((self.expires - now).total_seconds()) + 1
 
 
-class LeaseNamespaceMissing(PhaseError):
+class LeaseNamespaceMissing(KubeError):
     """The Lease's namespace does not exist (yet): nothing could hold it."""
 
 
@@ -121,16 +122,14 @@ class Lease:
         now = now or now_utc()
         lease = self._get() if as_read is UNREAD else as_read
         if lease is None:
-            try:
+            with api_call("create", "leases", self.namespace, handled=(404, 409)) as refused:
                 # A create sent again after a blip that had landed meets 409: read below, it is ours.
                 transient.retry(lambda: self.res.create(body=self._body(purpose, now, now, 0),
                                                         namespace=self.namespace))
                 return Outcome("acquired", self.said("acquired"))
-            except compat.DynamicApiError as exc:
-                if exc.status == 404:
-                    raise LeaseNamespaceMissing(str(api_error(exc, "create", "leases", self.namespace))) from exc
-                if exc.status != 409:
-                    raise api_error(exc, "create", "leases", self.namespace) from exc
+            if refused.status == 404:
+                raise LeaseNamespaceMissing(str(api_error(refused.error, "create", "leases", self.namespace))) \
+                    from refused.error
             lease = self._get()
             if lease is None:  # created and deleted since: someone else is at it
                 raise self.raced()
@@ -185,7 +184,7 @@ class Lease:
             try:
                 self._replace(lease, dict(lease, spec=spec))
                 return True
-            except PhaseError:
+            except LcmError:
                 stored = self._get()
                 ours = ((stored or {}).get("spec") or {}).get("holderIdentity") == self.holder
                 if attempt + 1 == RELEASE_TRIES or not ours:
@@ -209,13 +208,13 @@ class Lease:
                     f"{self.took_over_hint}")
         return f"{self.label()} {'renewed' if action == 'renewed' else 'taken'} by {self.holder}"
 
-    def refusal(self, held: Holder, now: datetime) -> PhaseError:
-        return PhaseError(f"Lease {self.name} in {self.namespace} is held by {held.identity} "
-                          f"({self.what(held.purpose)}), since {held.since}; it is free "
-                          f"{held.free_in(now)}s from now unless renewed")
+    def refusal(self, held: Holder, now: datetime) -> KubeError:
+        return KubeError(f"Lease {self.name} in {self.namespace} is held by {held.identity} "
+                         f"({self.what(held.purpose)}), since {held.since}; it is free "
+                         f"{held.free_in(now)}s from now unless renewed")
 
-    def raced(self) -> PhaseError:
-        return PhaseError(f"another run changed the Lease {self.name} in {self.namespace} at the same moment")
+    def raced(self) -> KubeError:
+        return KubeError(f"another run changed the Lease {self.name} in {self.namespace} at the same moment")
 
     # -- the API -------------------------------------------------------------
     def _live(self, lease: Dict[str, Any], now: datetime) -> Optional[Holder]:
@@ -245,9 +244,10 @@ class Lease:
         """Write with the resourceVersion read: two runs cannot both win. The
         one that loses names the winner when the winner now holds the Lease."""
         body = dict(body, metadata=dict(body["metadata"], resourceVersion=lease["metadata"]["resourceVersion"]))
-        try:
+        with api_call("update", "leases", self.namespace,
+                      handled=lambda exc: isinstance(exc, compat.ConflictError)) as conflict:
             transient.retry(lambda: self.res.replace(body=body, name=self.name, namespace=self.namespace))
-        except compat.ConflictError as exc:
+        if conflict:
             # Sent again after a blip, a write that landed the first time meets a conflict.
             stored = self._get()
             spec = (stored or {}).get("spec") or {}
@@ -255,7 +255,5 @@ class Lease:
                 now = now or now_utc()
                 held = self._live(stored, now) if stored is not None else None
                 if held is not None and held.identity != self.holder:
-                    raise self.refusal(held, now) from exc
-                raise self.raced() from exc
-        except compat.DynamicApiError as exc:
-            raise api_error(exc, "update", "leases", self.namespace) from exc
+                    raise self.refusal(held, now) from conflict.error
+                raise self.raced() from conflict.error

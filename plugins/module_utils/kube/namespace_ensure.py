@@ -11,7 +11,7 @@ from typing import Any
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common import transient
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import ApiException, ConflictError, NotFoundError
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import api_error
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.api_errors import api_call
 
 # What ensure() found: the namespace made, there already, or not readable by
 # these credentials (taken to exist: an account bound only by RoleBindings in
@@ -23,23 +23,15 @@ def ensure(dyn: Any, namespace: str, dry_run: bool = False) -> str:
     """The namespace, made when it is not there: CREATED, PRESENT or
     UNREADABLE. Anything else that goes wrong is an error naming the namespace."""
     namespaces = dyn.resources.get(api_version="v1", kind="Namespace")
-    try:
+    with api_call("get", "namespaces", namespace, caught=ApiException, handled=(NotFoundError, 403)) as refused:
         transient.retry(lambda: namespaces.get(name=namespace))
         return PRESENT
-    except NotFoundError:
-        pass
-    except ApiException as exc:
-        if exc.status == 403:
-            return UNREADABLE
-        raise api_error(exc, "get", "namespaces", namespace) from exc
+    if not isinstance(refused.error, NotFoundError):
+        return UNREADABLE
     if dry_run:
         return CREATED
     body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
-    try:
-        # Sent again after a blip that cut the answer, it finds it made: 409.
+    # Sent again after a blip that cut the answer, it finds it made: 409.
+    with api_call("create", "namespaces", namespace, caught=ApiException, handled=(ConflictError,)) as made:
         transient.retry(lambda: namespaces.create(body=body))
-    except ConflictError:
-        return PRESENT
-    except ApiException as exc:
-        raise api_error(exc, "create", "namespaces", namespace) from exc
-    return CREATED
+    return PRESENT if made else CREATED

@@ -6,7 +6,7 @@ writing it by server-side apply, and showing it in a diff.
 Every record the collection keeps (Phase, ServiceLifecycle, UpdateStatus,
 Lease) and every object a traffic move reads is read this way, so that the
 three answers are told apart once: the object, not found (None), and any
-other API error, worded by errors.api_error with the verb and the resource
+other API error, worded by api_errors.api_error with the verb and the resource
 (a 403 names the permission to grant). The read is idempotent, so a
 transient failure is tried again (common/transient.py).
 
@@ -24,7 +24,8 @@ from typing import Any, Dict, Optional
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common import transient
 from ansible_collections.lcm.openstack.plugins.module_utils.common import compat
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError, api_error, api_reason
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import KubeError
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.api_errors import api_call, api_reason
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import FIELD_MANAGER
 from ansible_collections.lcm.openstack.plugins.module_utils.common.redact import mask_secret
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.plain import plain
@@ -32,13 +33,10 @@ from ansible_collections.lcm.openstack.plugins.module_utils.kube.plain import pl
 
 def get_or_none(res: Any, name: str, namespace: Optional[str] = None) -> Optional[Dict[str, Any]]:
     """The object `name` of the resource `res` as a dict, or None when it does not exist."""
-    try:
+    with api_call("get", getattr(res, "name", "") or str(getattr(res, "kind", "objects")), namespace,
+                  handled=lambda exc: isinstance(exc, compat.NotFoundError)):
         return transient.retry(lambda: res.get(name=name, namespace=namespace).to_dict())
-    except compat.NotFoundError:
-        return None
-    except compat.DynamicApiError as exc:
-        raise api_error(exc, "get", getattr(res, "name", "") or str(getattr(res, "kind", "objects")),
-                        namespace) from exc
+    return None
 
 
 def server_side_apply(res: Any, body: Dict[str, Any], namespace: Optional[str] = None,
@@ -56,14 +54,11 @@ def server_side_apply(res: Any, body: Dict[str, Any], namespace: Optional[str] =
 def applied(res: Any, body: Dict[str, Any], namespace: Optional[str] = None, manager: str = FIELD_MANAGER,
             dry_run: bool = False, what: str = "") -> Dict[str, Any]:
     """server_side_apply, an error worded: a refused object (400, 422) with the
-    apiserver's reason, anything else by errors.api_error."""
-    try:
+    apiserver's reason, anything else by api_errors.api_error."""
+    with api_call("patch", what or getattr(res, "name", "") or "objects", namespace, handled=(400, 422)) as refused:
         return server_side_apply(res, body, namespace, manager, dry_run)
-    except compat.DynamicApiError as exc:
-        if exc.status in (400, 422):
-            raise PhaseError(f"the apiserver refused {body['kind']} {body['metadata']['name']}: "
-                             f"{api_reason(exc)}") from exc
-        raise api_error(exc, "patch", what or getattr(res, "name", "") or "objects", namespace) from exc
+    raise KubeError(f"the apiserver refused {body['kind']} {body['metadata']['name']}: "
+                    f"{api_reason(refused.error)}") from refused.error
 
 
 _VOLATILE_META = ("managedFields", "resourceVersion", "generation", "uid", "creationTimestamp")

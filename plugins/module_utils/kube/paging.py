@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Optional, Set
 
-from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import DynamicApiError
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.api_errors import answered
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.plain import plain
 
 PAGE = 500
@@ -36,14 +36,12 @@ def read(res: Any, namespace: Optional[str], selector: Optional[str], keep: Keep
     kept: List[Item] = []
     token, restarted = None, False
     while True:
-        try:
+        with answered(() if restarted else (410,)) as gone:
             # As parsed JSON (kube/plain.py): a ResourceInstance built and turned
             # back into a dict, field by field, cost most of a refresh's CPU.
             page = res.get(namespace=namespace, label_selector=selector, limit=PAGE, _continue=token,
                            serializer=plain, **extra).to_dict()
-        except DynamicApiError as exc:
-            if exc.status != 410 or restarted:
-                raise
+        if gone:
             # Gone: the token outlived etcd's history of the list (compacted every
             # 5 minutes). Start over, once, dropping what was read: nothing twice.
             kept, token, restarted = [], None, True

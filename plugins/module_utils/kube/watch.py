@@ -28,6 +28,7 @@ from typing import Any, Dict, Iterator, Optional, Sequence
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common import transient
 from ansible_collections.lcm.openstack.plugins.module_utils.common import compat
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.api_errors import answered
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.plain import plain
 
 WATCH_CHUNK_SECONDS = 55  # server-side timeout of one watch request; resumed after
@@ -97,7 +98,7 @@ class KindWatch(threading.Thread):
 
     def _watch_from(self, rv: str) -> Optional[str]:
         """Watch until the request ends; return where to resume, or None to re-list."""
-        try:
+        with answered((410,), compat.ApiException) as expired:
             for event in raw_events(self.res, self.watcher, namespace=self.namespace,
                                     resource_version=rv, allow_watch_bookmarks=True, **self.selectors):
                 obj = event["raw_object"]
@@ -110,10 +111,8 @@ class KindWatch(threading.Thread):
                     self.events.put((event["type"], self, [obj]))
                 if self.stopped.is_set():
                     break
-        except compat.ApiException as exc:
-            if exc.status == 410:
-                return self._expired()
-            raise
+        if expired:
+            return self._expired()
         return rv
 
     def _expired(self) -> None:

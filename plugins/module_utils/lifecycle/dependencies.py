@@ -28,7 +28,7 @@ from typing import List, Optional, Sequence
 
 from ansible_collections.lcm.openstack.plugins.module_utils.crds import Condition
 from ansible_collections.lcm.openstack.plugins.module_utils.crds.service_lifecycle import LifecycleStatus, ServiceLifecycle, lifecycle_spec, lifecycle_status
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import LcmError, LifecycleError
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import DEPENDENCIES_FAILED, DEPENDENCIES_READY
 from ansible_collections.lcm.openstack.plugins.module_utils.common.timefmt import parse_time
 from ansible_collections.lcm.openstack.plugins.module_utils.common.versions import satisfies
@@ -64,7 +64,7 @@ def parse(text: str, namespace: str) -> Dependency:
     where, name, minimum = where.strip(), name.strip(), minimum.strip()
     problem = _problem(where, name, minimum, bool(sep))
     if problem:
-        raise PhaseError(f"depends_on: {text!r} is not {FORMS}: {problem}")
+        raise LifecycleError(f"depends_on: {text!r} is not {FORMS}: {problem}")
     home = where or namespace
     return Dependency(name, home, minimum, name if home == namespace else f"{home}/{name}")
 
@@ -73,7 +73,7 @@ def parse_all(texts: Sequence[str], namespace: str, service: str) -> List[Depend
     """Every element; a service that names itself would wait for ever."""
     deps = [parse(t, namespace) for t in texts or ()]
     if any(d.name == service and d.namespace == namespace for d in deps):
-        raise PhaseError(f"depends_on: {service} cannot depend on itself")
+        raise LifecycleError(f"depends_on: {service} cannot depend on itself")
     return deps
 
 
@@ -123,7 +123,7 @@ def judge(dep: Dependency, record: Optional[ServiceLifecycle], since: Optional[d
     return Verdict(False, True, f"{why}: {flow.get('message')}" if flow.get("message") else why)
 
 
-def _rolled_back(status: Dict[str, Any], dep: Dependency, since: Optional[datetime]) -> str:
+def _rolled_back(status: LifecycleStatus, dep: Dependency, since: Optional[datetime]) -> str:
     """Why waiting for the minimum cannot help: the dependency's update to it
     was rolled back in this run (since `since`), and it runs the version it
     had; '' otherwise. Without `since` nothing says the update will not be run
@@ -166,7 +166,7 @@ def dependents_of(records: Sequence[ServiceLifecycle], service: str, namespace: 
         for text in lifecycle_spec(record).get("dependsOn") or []:
             try:
                 dep = parse(text, home)
-            except PhaseError:
+            except LcmError:
                 continue
             if (dep.name, dep.namespace) == (service, namespace):
                 out.append(record)

@@ -27,7 +27,7 @@ from datetime import datetime
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from ansible_collections.lcm.openstack.plugins.module_utils.crds.service_lifecycle import LifecycleStatus, ServiceLifecycle, lifecycle_spec, lifecycle_status
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import LcmError
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.dependencies import (
     ADVICE_END, Dependency, gave_up_condition, judge, parse, without_advice,
 )
@@ -75,7 +75,7 @@ def _dependencies(record: ServiceLifecycle, namespace: str) -> List[Dependency]:
     for text in lifecycle_spec(record).get("dependsOn") or []:
         try:
             out.append(parse(text, namespace))
-        except PhaseError:
+        except LcmError:
             continue
     return out
 
@@ -99,7 +99,7 @@ def _once_each(read: Read) -> Read:
         if (namespace, name) not in seen:
             try:
                 seen[(namespace, name)] = read(namespace, name)
-            except PhaseError:
+            except LcmError:
                 seen[(namespace, name)] = None
         return seen[(namespace, name)]
     return cached

@@ -30,7 +30,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from ansible_collections.lcm.openstack.plugins.module_utils.crds.service_lifecycle import ServiceLifecycle
 from ansible_collections.lcm.openstack.plugins.module_utils.common import transient
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError, api_error
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import LcmError, LifecycleError
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.api_errors import api_error
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import DEPENDENCIES_READY
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.objects import get_or_none
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.watch import KindWatch
@@ -66,13 +67,13 @@ def _once(res: Any, service: str, deps: Sequence[Dependency], timeout: float,
     verdicts = {d: judge(d, records[d], since) for d in deps}
     unmet = [d for d in deps if not verdicts[d].met]
     if unmet and timeout <= 0 and _removal(deps):
-        raise PhaseError(f"{service} is depended on by services that are not Removed: {_listed(unmet, verdicts)}. "
-                         "Remove them first, give dependency_timeout to wait for them, "
-                         "or set require_dependencies=false")
+        raise LifecycleError(f"{service} is depended on by services that are not Removed: {_listed(unmet, verdicts)}. "
+                             "Remove them first, give dependency_timeout to wait for them, "
+                             "or set require_dependencies=false")
     if unmet and timeout <= 0:
-        raise PhaseError(f"{service} depends on services that are not Operational: {_listed(unmet, verdicts)}. "
-                         "Run their flows first, give dependency_timeout to wait for them, "
-                         "or set require_dependencies=false")
+        raise LifecycleError(f"{service} depends on services that are not Operational: {_listed(unmet, verdicts)}. "
+                             "Run their flows first, give dependency_timeout to wait for them, "
+                             "or set require_dependencies=false")
     lost = [d for d in deps if verdicts[d].lost]
     if lost:
         raise _lost(service, lost, verdicts, records.get, since, _reader(res))
@@ -178,13 +179,13 @@ class _Wait:
                 f"not met: {_listed(unmet, verdicts)}. Run their flows first, raise dependency_timeout, "
                 "or set require_dependencies=false")
 
-    def _failed(self, reason: str, message: str) -> PhaseError:
+    def _failed(self, reason: str, message: str) -> LifecycleError:
         """The failure, also written to the record: why the flow did not start."""
         try:
             self.report(reason, message)
-        except PhaseError:
+        except LcmError:
             pass  # the record could not say it; the task does
-        return PhaseError(message)
+        return LifecycleError(message)
 
 
 def _listed(deps: Sequence[Dependency], verdicts: Dict[Dependency, Verdict]) -> str:
@@ -207,12 +208,12 @@ def _reader(res: Any) -> Callable[[str, str], Optional[ServiceLifecycle]]:
 
 def _lost(service: str, lost: Sequence[Dependency], verdicts: Dict[Dependency, Verdict],
           record: Callable[[Dependency], Optional[ServiceLifecycle]], since: Optional[datetime],
-          read: Callable[[str, str], Optional[ServiceLifecycle]]) -> PhaseError:
+          read: Callable[[str, str], Optional[ServiceLifecycle]]) -> LifecycleError:
     """The start's failure: for a removal, the dependents whose removal
     failed; otherwise each lost dependency followed to the service whose own
     flow failed, named once."""
     if _removal(lost):
-        return PhaseError(f"{service} is depended on by {_listed(lost, verdicts)}, whose removal failed: "
-                          f"{service} stays while they are there. Remove them first, "
-                          "or set require_dependencies=false")
-    return PhaseError(lost_message(service, [root for d in lost for root in follow(d, record(d), since, read)]))
+        return LifecycleError(f"{service} is depended on by {_listed(lost, verdicts)}, whose removal failed: "
+                              f"{service} stays while they are there. Remove them first, "
+                              "or set require_dependencies=false")
+    return LifecycleError(lost_message(service, [root for d in lost for root in follow(d, record(d), since, read)]))

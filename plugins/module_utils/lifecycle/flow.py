@@ -19,9 +19,8 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence
 from ansible_collections.lcm.openstack.plugins.module_utils.crds.service_lifecycle import (
     FlowRecord, LifecycleStatus, ServiceLifecycle, lifecycle_flow, lifecycle_spec, lifecycle_status,
 )
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import LifecycleError
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import FLOWS
-from ansible_collections.lcm.openstack.plugins.module_utils.common.tables import aligned
 from ansible_collections.lcm.openstack.plugins.module_utils.common.timefmt import duration_or_dash, parse_time, seconds_between
 
 FLOW_ACTIONS = ("start", "end")
@@ -58,16 +57,16 @@ class LifecycleRequest:
 
     def validate(self) -> None:
         if self.flow_action and self.flow not in FLOWS:
-            raise PhaseError(f"flow.name must be one of {', '.join(FLOWS)}")
+            raise LifecycleError(f"flow.name must be one of {', '.join(FLOWS)}")
         if self.flow_action == "end" and self.result not in FLOW_RESULTS:
-            raise PhaseError(f"flow.result must be one of {', '.join(FLOW_RESULTS)} to end a flow")
+            raise LifecycleError(f"flow.result must be one of {', '.join(FLOW_RESULTS)} to end a flow")
         if self.lifecycle_state and self.lifecycle_state not in SERVICE_STATES:
-            raise PhaseError(f"lifecycle_state must be one of {', '.join(SERVICE_STATES)}")
+            raise LifecycleError(f"lifecycle_state must be one of {', '.join(SERVICE_STATES)}")
         if self.dependency_timeout < 0:
-            raise PhaseError("dependency_timeout must be 0 (do not wait) or more seconds")
+            raise LifecycleError("dependency_timeout must be 0 (do not wait) or more seconds")
         if self.dependencies_since and parse_time(self.dependencies_since) is None:
-            raise PhaseError(f"dependencies_since {self.dependencies_since!r} is not a timestamp such as "
-                             "2026-01-31T12:00:00Z")
+            raise LifecycleError(f"dependencies_since {self.dependencies_since!r} is not a timestamp such as "
+                                 "2026-01-31T12:00:00Z")
 
 
 def start(status: LifecycleStatus, req: LifecycleRequest, at: str) -> None:
@@ -130,7 +129,7 @@ def end(status: LifecycleStatus, req: LifecycleRequest, at: str, strict: bool = 
     if not flow or flow.get("name") != req.flow:
         if not strict:  # check mode: the start was not written either
             return
-        raise PhaseError(f"no {req.flow} flow was started for this service; start it first (flow.action=start)")
+        raise LifecycleError(f"no {req.flow} flow was started for this service; start it first (flow.action=start)")
     if flow.get("state") == req.result and flow.get("message", "") == (req.message or ""):
         return
     flow.update(state=req.result, completedAt=at, message=req.message or "")
@@ -181,6 +180,10 @@ def report(record: ServiceLifecycle) -> str:
         return f"{where}: no flow recorded yet; service {state}{', version ' + version if version else ''}"
     lines = [f"{where}: {flow.get('name')} flow {flow.get('state') or 'not ended'}, {_versions(flow)}; "
              f"service {state}"]
+    # Imported here: only the report a flow ends with lays out a table, and
+    # the modules that merely write the record (traffic, phase) then load one
+    # Python module fewer (tests/unit/plugins/modules/test_payloads.py).
+    from ansible_collections.lcm.openstack.plugins.module_utils.common.tables import aligned  # pylint: disable=import-outside-toplevel
     lines += aligned(table)
     if len(table) == 1:
         lines.append("(no phase ran)")

@@ -18,6 +18,8 @@ import os
 import re
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import InputError
+
 try:
     import yaml
 except ImportError:  # pragma: no cover - ansible-test's import test; ansible-core itself needs PyYAML
@@ -41,7 +43,7 @@ _DEPENDENCY = re.compile(r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?/)?[a-z0-9]([-a-z0-9]*
 _DATABASE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_-]{0,63}$")
 
 
-class Bad(ValueError):
+class Bad(InputError):
     """One input's value refused: what is expected (the input's name is added)."""
 
 

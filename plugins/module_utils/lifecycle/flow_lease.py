@@ -21,7 +21,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import KubeError
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.lease import (
     ANNOTATION_TAKEN_OVER, DURATION, Holder, Lease, Outcome, holder_identity, playbook_pid,
 )
@@ -50,13 +50,13 @@ class FlowLease(Lease):
     def label(self) -> str:
         return f"{self.service}: flow lease {self.name}"
 
-    def refusal(self, held: Holder, now: datetime) -> PhaseError:
-        return PhaseError(
+    def refusal(self, held: Holder, now: datetime) -> KubeError:
+        return KubeError(
             f"{self.service} is held by another {self.what(held.purpose)}: "
             f"{held.identity}, since {held.since}, renewed {held.renewed_ago(now)}s ago "
             f"(Lease {self.name} in {self.namespace}). One run at a time per service: wait for it to end; "
             f"if that run is gone, the lease is free {held.free_in(now)}s from now")
 
-    def raced(self) -> PhaseError:
-        return PhaseError(f"{self.service}: another run changed the flow lease {self.name} at the same "
-                          "moment; it holds the service now. Wait for it to end")
+    def raced(self) -> KubeError:
+        return KubeError(f"{self.service}: another run changed the flow lease {self.name} at the same "
+                         "moment; it holds the service now. Wait for it to end")

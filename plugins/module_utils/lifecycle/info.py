@@ -8,9 +8,8 @@ from typing import Any, Dict, List, Optional
 
 from ansible_collections.lcm.openstack.plugins.module_utils.crds.phase import phase_status
 from ansible_collections.lcm.openstack.plugins.module_utils.crds.service_lifecycle import ServiceLifecycle, lifecycle_status
-from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import DynamicApiError
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.crd import lcm_resource
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import api_error
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.api_errors import api_call
 from ansible_collections.lcm.openstack.plugins.module_utils.common.timefmt import started_order
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.flow import report as flow_report, summary as flow_summary
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import (
@@ -35,10 +34,8 @@ def lifecycle_summary(slc: ServiceLifecycle) -> Dict[str, Any]:
 
 def _list(dyn: Any, kind: str, namespace: Optional[str], selector: str) -> List[Dict[str, Any]]:
     res = lcm_resource(dyn, kind)
-    try:
+    with api_call("list", res.name, namespace):
         items = res.get(namespace=namespace, label_selector=selector or None).to_dict()
-    except DynamicApiError as exc:
-        raise api_error(exc, "list", res.name, namespace) from exc
     return items.get("items") or []
 
 

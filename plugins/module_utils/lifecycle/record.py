@@ -21,12 +21,13 @@ from ansible_collections.lcm.openstack.plugins.module_utils.crds.service_lifecyc
     HistoryEntry, LifecycleSpec, LifecycleStatus, ServiceLifecycle, lifecycle_flow, lifecycle_spec, lifecycle_status,
 )
 from ansible_collections.lcm.openstack.plugins.module_utils.common import transient
-from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import ConflictError, DynamicApiError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import ConflictError
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.crd import lcm_resource
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.objects import applied, get_or_none
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.site_member import (
     SiteMember, provided_by_site, site_metadata)
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError, api_error
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import LifecycleError
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.api_errors import api_call
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import (
     API_VERSION, FAILED, LABEL_SERVICE, LIFECYCLE_KIND, RUNNING_STATE, SUCCEEDED,
 )
@@ -159,19 +160,17 @@ class Lifecycle:
             if status == before or dry_run:
                 return status != before
             body = dict(current, status=status)
-            try:
+            with api_call("update", "servicelifecycles/status", self.namespace,
+                          handled=(ConflictError, 404) if reused else (ConflictError,)):
                 # Sent again after a blip, a replace that landed meets a conflict: read again.
                 written = transient.retry(functools.partial(self.res.status.replace, body=body,
                                                             namespace=self.namespace))
                 self.known = written.to_dict()
                 return True
-            except ConflictError:
-                reused = False  # someone else wrote in between: read again
-            except DynamicApiError as exc:
-                if not (reused and exc.status == 404):
-                    raise api_error(exc, "update", "servicelifecycles/status", self.namespace) from exc
-                reused = False  # deleted since it was read: read again (ensure creates it)
-        raise PhaseError(f"ServiceLifecycle {self.service} kept changing under us; retry the task")
+            # Someone else wrote in between (409), or it was deleted since it
+            # was read (404: ensure creates it): read again.
+            reused = False
+        raise LifecycleError(f"ServiceLifecycle {self.service} kept changing under us; retry the task")
 
 
 def set_condition(status: LifecycleStatus, kind: str, true: bool, reason: str, message: str, at: str) -> None:

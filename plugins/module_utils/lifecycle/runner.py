@@ -18,8 +18,8 @@ from typing import Any, Dict, List, Mapping, Optional
 from ansible_collections.lcm.openstack.plugins.module_utils.crds.service_lifecycle import LifecycleStatus, lifecycle_flow, lifecycle_spec, lifecycle_status
 from ansible_collections.lcm.openstack.plugins.module_utils.common.timefmt import now_text as now, parse_time
 from ansible_collections.lcm.openstack.plugins.module_utils.common.versions import compare
-from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import DynamicApiError
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError, api_error
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import LifecycleError
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.api_errors import api_call
 from ansible_collections.lcm.openstack.plugins.module_utils.kube import paging
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.dependencies import (
     REMOVED, Dependency, dependents_of, parse_all,
@@ -117,10 +117,8 @@ def removal_order(lifecycle: Lifecycle, req: LifecycleRequest) -> List[Dependenc
     Operational (or has a flow running): refused at once, naming them, unless
     the same run removes them too (`removed_with`, a site's removal), which
     is then waited for. Dependents are read in the service's namespace."""
-    try:
+    with api_call("list", "servicelifecycles", lifecycle.namespace):
         records = paging.read(lifecycle.res, lifecycle.namespace, None, lambda item: item)
-    except DynamicApiError as exc:
-        raise api_error(exc, "list", "servicelifecycles", lifecycle.namespace) from exc
     dependents = [r for r in dependents_of(records, req.service, req.namespace)
                   if lifecycle_status(r).get("state") != REMOVED]
     every = "*" in req.removed_with  # a slice of a site's removal: the other slices remove the rest
@@ -130,8 +128,8 @@ def removal_order(lifecycle: Lifecycle, req: LifecycleRequest) -> List[Dependenc
     if blocking:
         named = ", ".join(f"{r['metadata']['name']} ({lifecycle_status(r).get('state') or 'no state'})"
                           for r in blocking)
-        raise PhaseError(f"{req.service} is depended on by {named}: remove them first, or remove the whole site "
-                         "(playbooks/site_remove.yml), or set require_dependencies=false")
+        raise LifecycleError(f"{req.service} is depended on by {named}: remove them first, or remove the whole site "
+                             "(playbooks/site_remove.yml), or set require_dependencies=false")
     return [Dependency(r["metadata"]["name"], req.namespace, label=r["metadata"]["name"], want=REMOVED)
             for r in dependents if every or r["metadata"]["name"] in req.removed_with]
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, Mapping, Optional, Tuple
 
 from ansible_collections.lcm.openstack.plugins.module_utils.crds.service_lifecycle import ServiceLifecycle
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import LifecycleError
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import (
     ANNOTATION_SITE_EXPECTED, ANNOTATION_SITE_LEVEL, ANNOTATION_SITE_PROVIDED, ANNOTATION_SITE_RUN, LABEL_SITE,
 )
@@ -40,11 +40,11 @@ class SiteMember:
                      int(value.get("expected_duration") if value.get("expected_duration") is not None else 60),
                      _provided(value.get("provided")))
         if not member.name:
-            raise PhaseError("site.name is required: the site's name, e.g. site.name=example")
+            raise LifecycleError("site.name is required: the site's name, e.g. site.name=example")
         if member.level < 0 or member.expected_duration < 0:
-            raise PhaseError("site.level and site.expected_duration are 0 or more")
+            raise LifecycleError("site.level and site.expected_duration are 0 or more")
         if member.run and parse_time(member.run) is None:
-            raise PhaseError(f"site.run {member.run!r} is not a timestamp such as 2026-01-31T12:00:00Z")
+            raise LifecycleError(f"site.run {member.run!r} is not a timestamp such as 2026-01-31T12:00:00Z")
         return member
 
     def labels(self) -> Dict[str, str]:
@@ -63,7 +63,7 @@ def _provided(value: Any) -> Tuple[Tuple[str, str, str, str], ...]:
     if not value:
         return ()
     if not isinstance(value, list) or not all(isinstance(v, Mapping) for v in value):
-        raise PhaseError("site.provided is a list of {kind, namespace, name, service} (site_plan's provided)")
+        raise LifecycleError("site.provided is a list of {kind, namespace, name, service} (site_plan's provided)")
     return tuple(sorted((str(v.get("kind") or ""), str(v.get("namespace") or ""), str(v.get("name") or ""),
                          str(v.get("service") or "")) for v in value))
 

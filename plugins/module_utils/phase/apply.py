@@ -25,10 +25,11 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Set
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common import transient
 from ansible_collections.lcm.openstack.plugins.module_utils.phase import resume
-from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import (
-    DynamicApiError, NotFoundError, ResourceNotFoundError,
+from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import NotFoundError, ResourceNotFoundError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import LcmError, PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.api_errors import (
+    answered, api_call, api_error, api_reason, is_authorization_denial,
 )
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError, api_error, api_reason, is_authorization_denial
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import (
     FIELD_MANAGER, IMMUTABLE_KINDS, LABEL_SERVICE, PHASE_KIND,
 )
@@ -99,12 +100,9 @@ class Applier:
         if ahead:
             return obj
         res = self.resource(api_version, kind)
-        try:
+        with api_call("get", res.name, self.namespace, handled=(NotFoundError,)):
             return transient.retry(lambda: res.get(name=name, namespace=self.namespace, serializer=plain).to_dict())
-        except NotFoundError:
-            return None
-        except DynamicApiError as exc:
-            raise api_error(exc, "get", res.name, self.namespace) from exc
+        return None
 
     def apply(self, desired: Dict[str, Any], owner: Optional[Dict[str, Any]],
               labels: Dict[str, str]) -> Applied:
@@ -182,12 +180,10 @@ class Applier:
         if self.dry_run:
             result.after = result.before
             return result
-        try:
+        with api_call("patch", res.name, self.namespace):
             job = transient.retry(lambda: res.patch(
                 body={"spec": {"suspend": False}}, name=result.name, namespace=self.namespace,
                 content_type="application/merge-patch+json", field_manager=FIELD_MANAGER, serializer=plain).to_dict())
-        except DynamicApiError as exc:
-            raise api_error(exc, "patch", res.name, self.namespace) from exc
         result.after = comparable(job)
         return result
 
@@ -216,45 +212,45 @@ class Applier:
 
     def _validated(self, call: Callable[[Dict[str, Any]], Dict[str, Any]], res: Any, obj: Dict[str, Any],
                    verb: str, name: str = "") -> Dict[str, Any]:
-        """Send a write; a refusal becomes a PhaseError that keeps the
+        """Send a write; a refusal becomes an error that keeps the
         apiserver's reason. In a dry run, a Pod whose ServiceAccount this phase
         creates in an earlier wave cannot pass ServiceAccount admission (a dry
         run persists nothing): it is validated once more with the namespace's
         default account in its place, and the note says so."""
         name = name or obj["metadata"].get("name", "")
-        try:
+        with answered() as refused:
             return call(obj)
-        except DynamicApiError as exc:
-            # Imported on a refusal only: a phase starts with no more modules than it needs.
-            from ansible_collections.lcm.openstack.plugins.module_utils.phase.dry_run import (
-                planned_account, planned_role,
-            )
-            role = planned_role(self.planned, obj, exc) if self.dry_run else ""
-            if role:
-                self.notes[f"{obj['kind']}/{name}"] = (
-                    f"not checked by the apiserver's dry run: it binds the Role {role}, which this phase "
-                    "creates in an earlier wave, and a binding is checked against the Role's rules")
-                return copy.deepcopy(obj)
-            account = planned_account(self.planned, obj, exc) if self.dry_run else None
-            if account is None:
-                raise self._refused(exc, obj["kind"], name, verb, res) from exc
+        exc = refused.error
+        # Imported on a refusal only: a phase starts with no more modules than it needs.
+        from ansible_collections.lcm.openstack.plugins.module_utils.phase.dry_run import (  # pylint: disable=import-outside-toplevel
+            planned_account, planned_role,
+        )
+        role = planned_role(self.planned, obj, exc) if self.dry_run else ""
+        if role:
+            self.notes[f"{obj['kind']}/{name}"] = (
+                f"not checked by the apiserver's dry run: it binds the Role {role}, which this phase "
+                "creates in an earlier wave, and a binding is checked against the Role's rules")
+            return copy.deepcopy(obj)
+        account = planned_account(self.planned, obj, exc) if self.dry_run else None
+        if account is None:
+            raise self._refused(exc, obj["kind"], name, verb, res) from exc
         probe = copy.deepcopy(obj)
         probe["spec"].pop("serviceAccount", None)
         probe["spec"]["serviceAccountName"] = "default"
-        try:
+        with answered() as refused:
             out = call(probe)
-        except DynamicApiError as exc:
-            raise self._refused(exc, obj["kind"], name, verb, res) from exc
+        if refused:
+            raise self._refused(refused.error, obj["kind"], name, verb, res) from refused.error
         out.setdefault("spec", {})["serviceAccountName"] = account
         self.notes[f"{obj['kind']}/{name}"] = (
             f"validated with the default ServiceAccount in place of {account}, which this phase "
             "creates in an earlier wave")
         return out
 
-    def _refused(self, exc: Any, kind: str, name: str, verb: str, res: Any) -> PhaseError:
+    def _refused(self, exc: Any, kind: str, name: str, verb: str, res: Any) -> LcmError:
         """The object itself was refused (invalid, or denied by admission):
         the apiserver's reason. Only an authorization denial names the
-        credentials (errors.api_error)."""
+        credentials (api_errors.api_error)."""
         if exc.status in (400, 422) or (exc.status == 403 and not is_authorization_denial(exc)):
             return PhaseError(f"the apiserver refused {kind} {name}: {api_reason(exc)}")
         return api_error(exc, verb, res.name, self.namespace)
@@ -268,11 +264,9 @@ class Applier:
         patch = {"metadata": {"ownerReferences": kept or None,
                               "resourceVersion": meta.get("resourceVersion")}}
         kwargs = {"dry_run": "All"} if self.dry_run else {}
-        try:
+        with api_call("patch", res.name, self.namespace):
             res.patch(body=patch, name=meta["name"], namespace=self.namespace,
                       content_type="application/merge-patch+json", field_manager=FIELD_MANAGER, **kwargs)
-        except DynamicApiError as exc:
-            raise api_error(exc, "patch", res.name, self.namespace) from exc
 
     def _delete(self, res: Any, name: str, existing: Dict[str, Any], propagation: str = "Background") -> None:
         """Delete and, unless in check mode, wait until the object is gone. A

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, Optional, Set, Tuple
 
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import api_reason, is_authorization_denial
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.api_errors import api_reason, is_authorization_denial
 
 
 def planned_role(planned: Set[Tuple[str, str]], obj: Dict[str, Any], exc: Any) -> str:

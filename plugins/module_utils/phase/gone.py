@@ -14,24 +14,24 @@ from __future__ import annotations
 from typing import Any, Callable, Optional, Tuple
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import ApiException, NotFoundError
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.api_errors import answered
 
 
 def reason(dyn: Any, phases: Any, namespace: str, name: str, key: Tuple[str, str]) -> Optional[str]:
     """Why the wait is over (the Phase or the namespace deleted), or None to go on."""
     what = f"{key[0]} {key[1]}"
-    try:
+    phase = None  # not told (any other refusal): the namespace may say
+    with answered(caught=ApiException) as refused:
         phase = phases.get(name=name, namespace=namespace).to_dict()
-    except NotFoundError:
+    if isinstance(refused.error, NotFoundError):
         return f"the Phase {name} was deleted while it waited ({what} was deleted too); nothing is left to wait for"
-    except ApiException:
-        phase = None  # not told: the namespace may say
     if phase is not None and (phase.get("metadata") or {}).get("deletionTimestamp"):
         return f"the Phase {name} is being deleted while it waited ({what} was deleted); nothing is left to wait for"
-    try:
+    with answered(caught=ApiException) as refused:
         ns = dyn.resources.get(api_version="v1", kind="Namespace").get(name=namespace).to_dict()
-    except NotFoundError:
+    if isinstance(refused.error, NotFoundError):
         return f"namespace {namespace} was deleted while the phase {name} waited; nothing is left to wait for"
-    except ApiException:
+    if refused:
         return None  # credentials that may not read namespaces: go on, as before
     if (ns.get("metadata") or {}).get("deletionTimestamp") or (ns.get("status") or {}).get("phase") == "Terminating":
         return (f"namespace {namespace} is being deleted while the phase {name} waited ({what} was deleted); "

@@ -10,7 +10,7 @@ way, and every way out of it must leave a Phase that tells the truth:
   first wave applied, or the traffic setting chosen), so the refresh, which
   reads every service's objects, does not hold back the first Job;
 - the work raises PhaseFailed (it recorded its own failure): passed on;
-- a PhaseError: the Phase is Failed with its message, its Jobs stopped;
+- any other LcmError (common/errors.py): the Phase is Failed with its message, its Jobs stopped;
 - SIGTERM or SIGINT (common/interrupt.py): the Phase stays Running, its Jobs go
   on, and it says so; a re-run attaches to it;
 - anything else (an API call that broke for good, a bug): the Phase is
@@ -31,9 +31,10 @@ import contextlib
 from typing import Any, Callable, Collection, Dict, Iterator, List
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common import interrupt, transient
-from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import DynamicApiError, NotFoundError
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError, PhaseFailed, PhaseGone, api_error
 from ansible_collections.lcm.openstack.plugins.module_utils.crds.phase import Phase, phase_status
+from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import NotFoundError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import LcmError, PhaseError, PhaseFailed, PhaseGone
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.api_errors import api_call
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.record import Lifecycle
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import (
     FAILED, LABEL_SERVICE, LABEL_SPEC_HASH, PENDING, RUNNING, SUCCEEDED,
@@ -46,11 +47,8 @@ def create(phases: Any, body: Phase, service: str) -> Phase:
     """Create the Phase, and on 409 say who won: the create is the only check
     that cannot race (a read before it could be outdated by the time it lands)."""
     namespace, name = body["metadata"]["namespace"], body["metadata"]["name"]
-    try:
+    with api_call("create", "phases", namespace, handled=(409,)):
         return phases.create(body=body, namespace=namespace).to_dict()
-    except DynamicApiError as exc:
-        if exc.status != 409:
-            raise api_error(exc, "create", "phases", namespace) from exc
     try:
         other = phases.get(name=name, namespace=namespace).to_dict()
     except NotFoundError:
@@ -77,10 +75,8 @@ def refuse_concurrent(phases: Any, namespace: str, service: str, allowed: Collec
     """One phase at a time per service, traffic phases included: another
     Running Phase of it (but those in `allowed`: this one, the rollout a
     check runs inside) refuses `doing`."""
-    try:
+    with api_call("list", "phases", namespace):
         items = phases.get(namespace=namespace, label_selector=f"{LABEL_SERVICE}={service}").to_dict()
-    except DynamicApiError as exc:
-        raise api_error(exc, "list", "phases", namespace) from exc
     for other in items.get("items") or []:
         if other["metadata"]["name"] not in allowed and phase_status(other).get("state") == RUNNING:
             raise PhaseError(
@@ -125,7 +121,7 @@ def recorded(dyn: Any, writer: StatusWriter, lifecycle: Lifecycle,
                 raise
             except PhaseGone as exc:  # nothing left to write the outcome on
                 raise PhaseFailed(str(exc), **details()) from exc
-            except PhaseError as exc:
+            except LcmError as exc:
                 writer.fail_with(exc, stop_jobs(dyn, writer.phase))
                 raise PhaseFailed(str(exc), **details()) from exc
             except interrupt.Interrupted as exc:

@@ -17,7 +17,7 @@ import os
 import time
 from typing import Any, Dict, List, Mapping, Optional
 
-from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import DynamicApiError, NotFoundError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import NotFoundError
 from ansible_collections.lcm.openstack.plugins.module_utils.helm import storage as release_storage, render
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle import service_hold
 from ansible_collections.lcm.openstack.plugins.module_utils.phase import (
@@ -26,7 +26,8 @@ from ansible_collections.lcm.openstack.plugins.module_utils.phase import (
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.apply import Applied, Applier, actions
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.ownership import owner_reference, placeholder_owner
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.crd import lcm_resource
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError, PhaseFailed, PhaseGone, api_error
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import LcmError, PhaseError, PhaseFailed, PhaseGone
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.api_errors import api_call
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.cli import Helm, find_helm, merge_values
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.record import Lifecycle
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import (
@@ -69,7 +70,7 @@ class PhaseRunner:
         """Run the phase; every error message leaves with credentials masked."""
         try:
             return self._present()
-        except PhaseError as exc:
+        except LcmError as exc:
             self.redactor.scrub(exc)
             raise
 
@@ -262,11 +263,8 @@ class PhaseRunner:
                  existing: Optional[Phase], attach: bool,
                  earlier: Optional[resume.EarlierRun] = None) -> Dict[str, Any]:
         if not attach:
-            try:
+            with api_call("create", "phases", self.req.namespace, handled=(409,)):
                 self.phases.create(body=body, namespace=self.req.namespace, dry_run="All")
-            except DynamicApiError as exc:
-                if exc.status != 409:
-                    raise api_error(exc, "create", "phases", self.req.namespace) from exc
         owner = owner_reference(existing) if attach else placeholder_owner(body["metadata"]["name"])
         labels = {LABEL_PHASE: body["metadata"]["name"], LABEL_SERVICE: self.req.service,
                   LABEL_TYPE: self.req.type}
@@ -284,19 +282,14 @@ class PhaseRunner:
         return lcm_resource(self.dyn, PHASE_KIND)
 
     def _get(self, name: str) -> Optional[Phase]:
-        try:
+        with api_call("get", "phases", self.req.namespace, handled=(NotFoundError,)):
             return self.phases.get(name=name, namespace=self.req.namespace).to_dict()
-        except NotFoundError:
-            return None
-        except DynamicApiError as exc:
-            raise api_error(exc, "get", "phases", self.req.namespace) from exc
+        return None
 
     def _names_of_service_type(self) -> List[str]:
         selector = f"{LABEL_SERVICE}={self.req.service},{LABEL_TYPE}={self.req.type}"
-        try:
+        with api_call("list", "phases", self.req.namespace):
             items = self.phases.get(namespace=self.req.namespace, label_selector=selector).to_dict()
-        except DynamicApiError as exc:
-            raise api_error(exc, "list", "phases", self.req.namespace) from exc
         return [p["metadata"]["name"] for p in items.get("items") or []]
 
     def _delete_and_wait(self, name: str, timeout: float = 120) -> None:

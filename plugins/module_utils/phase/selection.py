@@ -31,7 +31,7 @@ import fnmatch
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.waves import Graph
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import InputError, PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import (
     ANNOTATION_PHASES, DEFAULT_TEMPLATES, GROUP, PHASE_ONLY_TEMPLATES,
 )
@@ -54,7 +54,7 @@ def select(rendered: Sequence[Rendered], phase_type: str, mode: str,
     `namespace` is the one the chart is rendered for (the dependencies name
     Services as namespace:name); empty matches them by name."""
     if mode not in MODES:
-        raise PhaseError(f"unknown selection {mode!r}; use one of {', '.join(MODES)}")
+        raise InputError(f"unknown selection {mode!r}; use one of {', '.join(MODES)}")
     if mode in ("stage", "manifests"):
         chosen = list(rendered)
         for r in chosen:

@@ -14,8 +14,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.crds.phase import Phase, PhaseSource, PhaseSpec
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import InputError
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.failures import FailurePolicy
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import (
     API_VERSION, LABEL_SERVICE, LABEL_SPEC_HASH, LABEL_TYPE, PHASE_KIND, PHASE_TYPES,
@@ -98,41 +98,41 @@ class PhaseRequest:
 
     def validate(self) -> None:
         if self.type not in PHASE_TYPES:
-            raise PhaseError(f"unknown phase type {self.type!r}; use one of {', '.join(PHASE_TYPES)}")
+            raise InputError(f"unknown phase type {self.type!r}; use one of {', '.join(PHASE_TYPES)}")
         if self.timeout < 1:
-            raise PhaseError(f"timeout must be at least 1 second, not {self.timeout}")
+            raise InputError(f"timeout must be at least 1 second, not {self.timeout}")
         if self.source.values is not None and not isinstance(self.source.values, Mapping):
-            raise PhaseError(f"source.values must be a mapping of chart values, not "
+            raise InputError(f"source.values must be a mapping of chart values, not "
                              f"{type(self.source.values).__name__}")
         if self.source.mode != "manifests" and not self.source.chart:
-            raise PhaseError("source.chart is required unless source.manifests gives the objects")
+            raise InputError("source.chart is required unless source.manifests gives the objects")
         if self.source.chart and not _looks_remote(self.source.chart) and not os.path.exists(self.source.chart):
-            raise PhaseError(f"chart {self.source.chart} does not exist; give a chart directory or "
+            raise InputError(f"chart {self.source.chart} does not exist; give a chart directory or "
                              ".tgz path, repo/chart after `helm repo add`, or an oci:// reference")
         if self.type == "rollback" and self.options.get("restore_database") and not self.options.get("backup_ref"):
-            raise PhaseError("rollback.restore_database needs rollback.backup_ref: the backup_ref an upgrade "
+            raise InputError("rollback.restore_database needs rollback.backup_ref: the backup_ref an upgrade "
                              "Phase recorded (lcm.openstack.phase_info lists it)")
         backup = self.options.get("backup") or {}
         if not isinstance(backup, Mapping):
-            raise PhaseError(f"{self.type}.backup must be a mapping (cronjob, namespace, databases, node)")
+            raise InputError(f"{self.type}.backup must be a mapping (cronjob, namespace, databases, node)")
         names = backup.get("databases")
         if names is not None and (isinstance(names, str) or not isinstance(names, Sequence)
                                   or not all(isinstance(n, str) and n for n in names)):
-            raise PhaseError(f"{self.type}.backup.databases must be a list of database names, "
+            raise InputError(f"{self.type}.backup.databases must be a list of database names, "
                              "such as [nova, nova_cell0, nova_cell1]")
         if backup.get("namespace") and backup["namespace"] != self.namespace:
-            raise PhaseError(f"{self.type}.backup.namespace is {backup['namespace']}, not {self.namespace}: "
+            raise InputError(f"{self.type}.backup.namespace is {backup['namespace']}, not {self.namespace}: "
                              "the backup CronJob must be in the service's namespace, where its Jobs run")
         policy = self.options.get("missing_job")
         if policy is not None and policy not in ("fail", "warn"):
-            raise PhaseError(f"{self.type}.missing_job must be fail or warn, not {policy!r}")
+            raise InputError(f"{self.type}.missing_job must be fail or warn, not {policy!r}")
         own = TYPE_BLOCKS.get(self.type, ("", {}))[0]
         for key, value in (self.blocks.get("failure") or {}).items():
             if value is not None and value < 0:
-                raise PhaseError(f"failure.{key} must be 0 or more, not {value}")
+                raise InputError(f"failure.{key} must be 0 or more, not {value}")
         for block, value in self.blocks.items():
             if value and block != own and block not in COMMON_BLOCKS:
-                raise PhaseError(f"option {block} does not apply to a {self.type} phase"
+                raise InputError(f"option {block} does not apply to a {self.type} phase"
                                  + (f"; its options go under {own}" if own else ""))
 
     @property

@@ -26,8 +26,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common import transient
-from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import DynamicApiError
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import api_error
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.api_errors import api_call
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import FAILED, RUNNING, SUCCEEDED
 from ansible_collections.lcm.openstack.plugins.module_utils.crds.phase import BackupSource, Phase, StoppedJob, phase_status
 from ansible_collections.lcm.openstack.plugins.module_utils.common.timefmt import now_micro, now_text as now, parse_time
@@ -273,19 +272,18 @@ class StatusWriter:
               changed: Optional[Dict[int, Dict[str, Any]]] = None) -> bool:
         """One write (False: the list to write again); `objects` the list it replaces the Phase's with, `changed` the entries set."""
         meta = self.phase["metadata"]
-        try:
+        patched_list = content_type.startswith("application/json-patch") and changed is not None
+        with api_call("patch", "phases/status", meta["namespace"], handled=(422,) if patched_list else ()) as refused:
             # Both kinds of patch may be sent again: each operation sets a value,
             # so a blip does not lose the outcome nor apply it twice.
             self.phase = transient.retry(lambda: self.phases.status.patch(
                 body=body, name=meta["name"], namespace=meta["namespace"], content_type=content_type, serializer=plain).to_dict())
-        except DynamicApiError as exc:
-            if content_type.startswith("application/json-patch") and exc.status == 422 and changed is not None:
-                # The list is not as this run wrote it (edited by hand, or an
-                # append that landed before a blip cut its answer): flush()
-                # writes it again from its start.
-                self.entries.forget()
-                return False
-            raise api_error(exc, "patch", "phases/status", meta["namespace"]) from exc
+        if refused:
+            # The list is not as this run wrote it (edited by hand, or an
+            # append that landed before a blip cut its answer): flush()
+            # writes it again from its start.
+            self.entries.forget()
+            return False
         self.writes += 1
         self.last_write = time.monotonic()
         if objects is not None:

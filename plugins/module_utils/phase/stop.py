@@ -29,7 +29,7 @@ from typing import Any, List, Mapping
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import DynamicApiError
 from ansible_collections.lcm.openstack.plugins.module_utils.crds.phase import Phase, StoppedJob
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import api_error
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.api_errors import api_error
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import FIELD_MANAGER, LABEL_PHASE
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.ownership import of_phase
 

@@ -171,8 +171,8 @@ def check(chosen: Sequence[Rendered], rendered: Iterable[Rendered], namespace: s
 
 def cluster_lookup(dyn: Any) -> Lookup:
     """A Lookup that asks the cluster through a kubernetes dynamic client."""
-    from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import DynamicApiError, NotFoundError
-    from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import api_error
+    from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import NotFoundError
+    from ansible_collections.lcm.openstack.plugins.module_utils.kube.api_errors import api_call
 
     api = {"Job": "batch/v1", "Service": "v1", "DaemonSet": "apps/v1", "Pod": "v1", "ConfigMap": "v1", "Secret": "v1"}
 
@@ -180,15 +180,12 @@ def cluster_lookup(dyn: Any) -> Lookup:
         if dep.kind not in api:
             return False
         res = dyn.resources.get(api_version=api[dep.kind], kind=dep.kind)
-        try:
+        with api_call("get", res.name, dep.namespace, handled=(NotFoundError,)):
             if dep.name:
                 res.get(name=dep.name, namespace=dep.namespace)
                 return True
             selector = ",".join(f"{k}={v}" for k, v in dep.labels)
             return bool(res.get(namespace=dep.namespace, label_selector=selector).to_dict().get("items"))
-        except NotFoundError:
-            return False
-        except DynamicApiError as exc:
-            raise api_error(exc, "get", res.name, dep.namespace) from exc
+        return False
 
     return exists

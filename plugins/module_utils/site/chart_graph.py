@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import SiteError
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.render import Rendered
 from ansible_collections.lcm.openstack.plugins.module_utils.kube import pod_config
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.entrypoint import (
@@ -111,7 +111,7 @@ def derive(renders: Mapping[Key, Sequence[Rendered]], exists: Optional[Lookup] =
 
     `exists` asks the cluster for a dependency no release of the site renders;
     with `external` (another run of the same site deploys part of it) such a
-    dependency is left to the init container. Raises PhaseError for a
+    dependency is left to the init container. Raises SiteError for a
     dependency nothing will create, and for a cycle of pods."""
     index = Renders(renders)
     out = SiteGraph(edges={k: {} for k in index.renders}, provided={k: {} for k in index.renders})
@@ -141,8 +141,8 @@ def derive(renders: Mapping[Key, Sequence[Rendered]], exists: Optional[Lookup] =
             missing.append(f"{pod[1]}: {Wait(pod, dep, []).text()}, which no service of the site renders and "
                            "the cluster does not have")
     if missing:
-        raise PhaseError("; ".join(sorted(set(missing))) + ". Add the service that renders it to the site "
-                         "(group openstack_services), or change dependencies.static in the waiting service's values")
+        raise SiteError("; ".join(sorted(set(missing))) + ". Add the service that renders it to the site "
+                        "(group openstack_services), or change dependencies.static in the waiting service's values")
     _config_needs(index, out, exists, external)
     _refuse_pod_cycle(out.pod_edges)
     return out
@@ -173,8 +173,8 @@ def _config_needs(index: Renders, out: SiteGraph, exists: Optional[Lookup], exte
             missing.append(f"{pod[1]}: {text}, which no service of the site renders, the cluster does not have, "
                            f"and {pod[1]} cannot create: its pods would never start")
     if missing:
-        raise PhaseError("; ".join(sorted(set(missing))) + ". Add the service that renders it to the site "
-                         "(group openstack_services), or switch off what needs it in the waiting service's values")
+        raise SiteError("; ".join(sorted(set(missing))) + ". Add the service that renders it to the site "
+                        "(group openstack_services), or switch off what needs it in the waiting service's values")
 
 
 def _refuse_pod_cycle(pod_edges: Mapping[PodKey, Iterable[PodKey]]) -> None:
@@ -186,8 +186,8 @@ def _refuse_pod_cycle(pod_edges: Mapping[PodKey, Iterable[PodKey]]) -> None:
     cycle = find_cycle(nodes)
     if cycle:
         chain = " waits for ".join(f"{p[2]} {p[3]} ({p[1]})" for p in cycle)
-        raise PhaseError(f"the site's pods wait for each other in a cycle: {chain}; no order can start them. "
-                         "Change dependencies.static in the values of one of these services")
+        raise SiteError(f"the site's pods wait for each other in a cycle: {chain}; no order can start them. "
+                        "Change dependencies.static in the values of one of these services")
 
 
 def components(edges: Mapping[Key, Iterable[Key]]) -> List[List[Key]]:

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Sequence, Tuple
 
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import SiteError
 from ansible_collections.lcm.openstack.plugins.module_utils.common.versions import satisfies
 from ansible_collections.lcm.openstack.plugins.module_utils.site.graph import find_cycle
 
@@ -87,8 +87,8 @@ def parse_dependency(text: Any, namespace: str) -> Dependency:
     namespace the dependency is in the dependent's `namespace`."""
     found = _DEPENDENCY.match(text.strip()) if isinstance(text, str) else None
     if not found:
-        raise PhaseError(f"malformed dependency {text!r}: write name, name>=min_version or "
-                         "namespace/name>=min_version")
+        raise SiteError(f"malformed dependency {text!r}: write name, name>=min_version or "
+                        "namespace/name>=min_version")
     return Dependency(found.group("service"), found.group("namespace") or namespace, found.group("minimum") or "")
 
 
@@ -97,13 +97,13 @@ def parse_site(services: Sequence[Mapping[str, Any]], action: str = "deploy", ex
     dependency on a service that is not in `services` is deployed by another
     run of the same site (another AWX job slice) and is marked external."""
     if action not in ACTIONS:
-        raise PhaseError(f"action must be one of {', '.join(ACTIONS)}, not {action!r}")
+        raise SiteError(f"action must be one of {', '.join(ACTIONS)}, not {action!r}")
     site = Site({}, action)
     for index, raw in enumerate(services or []):
         service = _service(raw, index, needs_version=action == "deploy")
         if service.key in site.services:
-            raise PhaseError(f"service {service.service} is listed twice in namespace {service.namespace}: "
-                             "give each host of group openstack_services its own service or namespace")
+            raise SiteError(f"service {service.service} is listed twice in namespace {service.namespace}: "
+                            "give each host of group openstack_services its own service or namespace")
         site.services[service.key] = service
     _mark_external(site, external)
     _check_cycles(site)
@@ -114,33 +114,33 @@ def parse_site(services: Sequence[Mapping[str, Any]], action: str = "deploy", ex
 
 def _service(raw: Any, index: int, needs_version: bool) -> Service:
     if not isinstance(raw, Mapping) or not isinstance(raw.get("service"), str) or not raw["service"].strip():
-        raise PhaseError(f"services[{index}] has no service name: give each entry a service "
-                         "(the host's service var, or its inventory hostname)")
+        raise SiteError(f"services[{index}] has no service name: give each entry a service "
+                        "(the host's service var, or its inventory hostname)")
     name = raw["service"].strip()
     namespace = _text(raw.get("namespace"), name, "namespace") or DEFAULT_NAMESPACE
     depends = raw.get("depends_on") or []
     if not isinstance(depends, list):
-        raise PhaseError(f"{name}: depends_on must be a list of dependencies, not {depends!r}")
+        raise SiteError(f"{name}: depends_on must be a list of dependencies, not {depends!r}")
     service = Service(name, namespace, _text(raw.get("release"), name, "release") or name,
                       _version(raw.get("version"), name), [parse_dependency(d, namespace) for d in depends],
                       _duration(raw.get("expected_duration"), name))
     if needs_version and not service.version:
-        raise PhaseError(f"{name} has no version: set the host var version (the version it deploys, e.g. 2025.1)")
+        raise SiteError(f"{name} has no version: set the host var version (the version it deploys, e.g. 2025.1)")
     _check_own_dependencies(service)
     return service
 
 
 def _text(value: Any, service: str, what: str) -> str:
     if value is not None and not isinstance(value, str):
-        raise PhaseError(f"{service}: {what} must be a string, not {value!r}")
+        raise SiteError(f"{service}: {what} must be a string, not {value!r}")
     return (value or "").strip()
 
 
 def _version(value: Any, service: str) -> str:
     """A version as text. A YAML number is refused: unquoted, 2025.10 reads as 2025.1."""
     if isinstance(value, float):
-        raise PhaseError(f"{service}: version {value} is a number: quote it (version: \"{value}\"); "
-                         "unquoted, 2025.10 reads as 2025.1")
+        raise SiteError(f"{service}: version {value} is a number: quote it (version: \"{value}\"); "
+                        "unquoted, 2025.10 reads as 2025.1")
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)
     return _text(value, service, "version")
@@ -154,7 +154,7 @@ def _duration(value: Any, service: str) -> int:
     except ValueError:
         seconds = -1
     if isinstance(value, (bool, float)) or seconds < 0:
-        raise PhaseError(f"{service}: expected_duration must be a whole number of seconds, not {value!r}")
+        raise SiteError(f"{service}: expected_duration must be a whole number of seconds, not {value!r}")
     return seconds
 
 
@@ -162,10 +162,10 @@ def _check_own_dependencies(service: Service) -> None:
     seen: List[Key] = []
     for dep in service.depends_on:
         if dep.key == service.key:
-            raise PhaseError(f"{service.service} depends on itself: remove {dep.text(service.namespace)} "
-                             "from its depends_on")
+            raise SiteError(f"{service.service} depends on itself: remove {dep.text(service.namespace)} "
+                            "from its depends_on")
         if dep.key in seen:
-            raise PhaseError(f"{service.service} lists {dep.service} twice in depends_on: keep one")
+            raise SiteError(f"{service.service} lists {dep.service} twice in depends_on: keep one")
         seen.append(dep.key)
 
 
@@ -176,9 +176,9 @@ def _mark_external(site: Site, external: bool) -> None:
             if dep.key in site.services:
                 continue
             if not external:
-                raise PhaseError(f"{service.service} depends on {dep.text(service.namespace)}, which is not in "
-                                 "the site: add it to group openstack_services or remove it from depends_on "
-                                 "(external: true if another run of the site deploys it)")
+                raise SiteError(f"{service.service} depends on {dep.text(service.namespace)}, which is not in "
+                                "the site: add it to group openstack_services or remove it from depends_on "
+                                "(external: true if another run of the site deploys it)")
             service.depends_on[i] = Dependency(dep.service, dep.namespace, dep.min_version, external=True)
 
 
@@ -186,8 +186,8 @@ def _check_cycles(site: Site) -> None:
     cycle = find_cycle(site.edges())
     if cycle:
         chain = " -> ".join(site.name(k) for k in cycle)
-        raise PhaseError(f"the dependencies form a cycle, {chain} (each depends on the next): "
-                         "remove one of these from depends_on")
+        raise SiteError(f"the dependencies form a cycle, {chain} (each depends on the next): "
+                        "remove one of these from depends_on")
 
 
 def _check_minimums(site: Site) -> None:
@@ -197,8 +197,8 @@ def _check_minimums(site: Site) -> None:
                 continue
             deployed = site.services[dep.key].version
             if not satisfies(deployed, dep.min_version):
-                raise PhaseError(f"{service.service} needs {dep.text(service.namespace)}, the site deploys "
-                                 f"{dep.service} {deployed}: raise {dep.service}'s version or lower the minimum")
+                raise SiteError(f"{service.service} needs {dep.text(service.namespace)}, the site deploys "
+                                f"{dep.service} {deployed}: raise {dep.service}'s version or lower the minimum")
 
 
 def planned_keys(raw: Any) -> Any:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Dict, List, Mapping, Optional, Set, Tuple
 
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import SiteError
 from ansible_collections.lcm.openstack.plugins.module_utils.site import graph
 from ansible_collections.lcm.openstack.plugins.module_utils.site.chart_graph import SiteGraph, components
 from ansible_collections.lcm.openstack.plugins.module_utils.site.model import Key, Site
@@ -81,7 +81,7 @@ def _refuse_explicit_inside(site: Site, groups: List[List[Key]], group_of: Dict[
             if dep.external or dep.key not in group_of or group_of[dep.key] != group_of[key]:
                 continue
             back = _path_reasons(dep.key, key, groups[group_of[key]], derived)
-            raise PhaseError(
+            raise SiteError(
                 f"{site.name(key)} lists {dep.text(service.namespace)} in depends_on, but {site.name(dep.key)} "
                 f"waits for {site.name(key)} through its pods ({back}): the two deploy side by side and their "
                 f"init containers order the pods. Remove {dep.text(service.namespace)} from "

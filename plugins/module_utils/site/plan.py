@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common import openstack_release
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import SiteError
 from ansible_collections.lcm.openstack.plugins.module_utils.crds.service_lifecycle import ServiceLifecycle
 from ansible_collections.lcm.openstack.plugins.module_utils.common.tables import aligned
 from ansible_collections.lcm.openstack.plugins.module_utils.common.timefmt import duration
@@ -85,7 +85,7 @@ def _refuse_unsupported(site: Site, paths: Mapping[Key, Optional[openstack_relea
     """Every jump OpenStack does not support, named at once, before anything is read from a release."""
     refused = [f"{site.name(k)} ({k[0]}): {p.reason}" for k, p in sorted(paths.items()) if p is not None and not p.supported]
     if refused:
-        raise PhaseError("site plan refused, nothing changed: " + "; ".join(refused)
+        raise SiteError("site plan refused, nothing changed: " + "; ".join(refused)
                          + ". Set each service's version to the next release on its path, run the site, then "
                            "the next; a service's release comes back only through playbooks/rollback.yml")
 

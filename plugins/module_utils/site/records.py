@@ -19,8 +19,8 @@ from __future__ import annotations
 from typing import Any, Dict, List, Sequence, Tuple
 
 from ansible_collections.lcm.openstack.plugins.module_utils.crds.service_lifecycle import ServiceLifecycle, lifecycle_spec, lifecycle_status
-from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import DynamicApiError
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import CrdMissing, api_error
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import CrdMissing
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.api_errors import api_call
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import LIFECYCLE_KIND
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.crd import lcm_resource
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.across import across
@@ -49,10 +49,8 @@ def _listed(res: Any, namespaces: List[str]) -> List[Item]:
 
 
 def _in(res: Any, namespace: str) -> List[Item]:
-    try:
+    with api_call("list", res.name, namespace):
         return read(res, namespace, None, _kept)
-    except DynamicApiError as exc:
-        raise api_error(exc, "list", res.name, namespace) from exc
 
 
 def _kept(item: ServiceLifecycle) -> ServiceLifecycle:

@@ -17,7 +17,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import SiteError
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.cli import Helm, template_args
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.render import Rendered, parse_manifest
 
@@ -42,7 +42,7 @@ class ChartInput:
             return None
         values = raw.get("values") or {}
         if not isinstance(values, Mapping):
-            raise PhaseError(f"{raw.get('service')}: values must be a mapping (the host var values)")
+            raise SiteError(f"{raw.get('service')}: values must be a mapping (the host var values)")
         files = raw.get("values_files") or []
         if isinstance(files, str):
             files = [files]
@@ -56,7 +56,7 @@ def render_all(helm: Helm, charts: Mapping[Key, ChartInput]) -> Dict[Key, List[R
     for key in keys:
         for path in charts[key].values_files:
             if not os.path.isfile(path):
-                raise PhaseError(f"{key[1]}: values file {path} does not exist (the host var values_files)")
+                raise SiteError(f"{key[1]}: values file {path} does not exist (the host var values_files)")
     with ExitStack() as stack:
         calls = []
         for key in keys:
@@ -68,7 +68,7 @@ def render_all(helm: Helm, charts: Mapping[Key, ChartInput]) -> Dict[Key, List[R
     for key, result in zip(keys, results):
         if result.rc != 0:
             reason = (result.stderr or "").strip().removeprefix("Error: ")
-            raise PhaseError(f"{key[1]}: helm template {charts[key].chart} failed: {reason}. Fix the service's "
-                             "chart, chart_version, values or values_files (its host vars)")
+            raise SiteError(f"{key[1]}: helm template {charts[key].chart} failed: {reason}. Fix the service's "
+                            "chart, chart_version, values or values_files (its host vars)")
         out[key] = parse_manifest(result.stdout)
     return out

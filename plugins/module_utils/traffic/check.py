@@ -10,7 +10,7 @@ import urllib.parse
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import InputError, PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.spec import PhaseRequest
 
 URL_CHECK_TIMEOUT = 10
@@ -38,17 +38,17 @@ class Check:
 
     def validate(self) -> None:
         if (self.url is None) == (self.test is None):
-            raise PhaseError("check takes either url or test_phase: true with source, not both and not neither")
+            raise InputError("check takes either url or test_phase: true with source, not both and not neither")
         if self.url is not None and urllib.parse.urlsplit(self.url).scheme not in ("http", "https"):
-            raise PhaseError(f"check.url must be an http:// or https:// URL, not {self.url!r}")
+            raise InputError(f"check.url must be an http:// or https:// URL, not {self.url!r}")
         if not 100 <= self.expect_status <= 599:
-            raise PhaseError(f"check.expect_status must be an HTTP status (100-599), not {self.expect_status}")
+            raise InputError(f"check.expect_status must be an HTTP status (100-599), not {self.expect_status}")
         for name in ("ca_path", "client_cert", "client_key"):
             path = getattr(self, name)
             if path is not None and not os.path.isfile(path):
-                raise PhaseError(f"check.{name} {path} is not a readable file on the controller")
+                raise InputError(f"check.{name} {path} is not a readable file on the controller")
         if self.client_key is not None and self.client_cert is None:
-            raise PhaseError("check.client_key goes with check.client_cert, which is missing")
+            raise InputError("check.client_key goes with check.client_cert, which is missing")
         if self.test is not None:
             self.test.validate()
 

@@ -17,8 +17,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional
 
-from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import DynamicApiError, NotFoundError
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import api_error
+from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import NotFoundError
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.api_errors import api_call, api_error
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.readiness import explain_pod
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.watch import KindWatch
 
@@ -146,31 +146,25 @@ class SliceWatch:
         self.selector = f"{SERVICE_NAME_LABEL}={service}"
 
     def snapshot(self) -> List[Endpoint]:
-        try:
+        with api_call("list", "endpointslices", self.namespace):
             items = self.slices.get(namespace=self.namespace, label_selector=self.selector).to_dict()
-        except DynamicApiError as exc:
-            raise api_error(exc, "list", "endpointslices", self.namespace) from exc
         return endpoints_of(items.get("items") or [], self.label, self.labels_of)
 
     def labels_of(self, key: str, name: str) -> Optional[Mapping[str, str]]:
         """A pod's labels, read once per pod uid (a relabelled pod is a new pod in a rollout)."""
         if key not in self._labels:
-            try:
+            with api_call("get", "pods", self.namespace, handled=(NotFoundError,)) as gone:
                 pod = self.pods.get(name=name, namespace=self.namespace).to_dict()
                 self._labels[key] = (pod.get("metadata") or {}).get("labels") or {}
-            except NotFoundError:
+            if gone:
                 self._labels[key] = None
-            except DynamicApiError as exc:
-                raise api_error(exc, "get", "pods", self.namespace) from exc
         return self._labels[key]
 
     def list_pods(self, selector: Mapping[str, str]) -> List[Dict[str, Any]]:
         """The pods a selector picks now."""
-        try:
+        with api_call("list", "pods", self.namespace):
             return self.pods.get(namespace=self.namespace,
                                  label_selector=selector_text(selector)).to_dict().get("items") or []
-        except DynamicApiError as exc:
-            raise api_error(exc, "list", "pods", self.namespace) from exc
 
     def pods_selected(self, selector: Mapping[str, str]) -> str:
         """One line on the pods a selector picks: how many, and why they are not Ready."""

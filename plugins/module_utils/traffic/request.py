@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional, Sequence, Union
 
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import InputError
 from ansible_collections.lcm.openstack.plugins.module_utils.traffic.backends import ACTIONS, BACKENDS, SELECTOR_MODES
 from ansible_collections.lcm.openstack.plugins.module_utils.traffic.check import Check
 
@@ -66,15 +66,15 @@ class TrafficRequest:
 
     def validate(self) -> None:
         if self.action not in ACTIONS:
-            raise PhaseError(f"unknown action {self.action!r}; use drain or rollout")
+            raise InputError(f"unknown action {self.action!r}; use drain or rollout")
         if self.backend not in BACKENDS:
-            raise PhaseError(f"unknown backend {self.backend!r}; use one of {', '.join(BACKENDS)}")
+            raise InputError(f"unknown backend {self.backend!r}; use one of {', '.join(BACKENDS)}")
         for name, value in (("pause_seconds", self.pause_seconds), ("min_ready", self.min_ready),
                             ("drain_grace_seconds", self.grace)):
             if value < 0:
-                raise PhaseError(f"{name} must not be negative")
+                raise InputError(f"{name} must not be negative")
         if self.timeout < 1:
-            raise PhaseError("timeout must be at least 1")
+            raise InputError("timeout must be at least 1")
         if self.backend == "service_selector":
             self._validate_selector()
         elif self.action == "rollout":
@@ -82,23 +82,23 @@ class TrafficRequest:
 
     def _validate_selector(self) -> None:
         if self.selector_mode not in SELECTOR_MODES:
-            raise PhaseError(f"unknown selector_mode {self.selector_mode!r}; use gate or track")
+            raise InputError(f"unknown selector_mode {self.selector_mode!r}; use gate or track")
         if self.selector_mode == "gate":
             if self.fallback_track:
-                raise PhaseError("fallback_track applies to selector_mode track; a gate drain sends the traffic "
+                raise InputError("fallback_track applies to selector_mode track; a gate drain sends the traffic "
                                  "nowhere until the rollout")
         elif self.action == "rollout" and not self.track:
-            raise PhaseError("track is required to roll out with backend service_selector: the value of "
+            raise InputError("track is required to roll out with backend service_selector: the value of "
                              f"{self.selector_label} that the pods to get traffic carry")
         if self.check is not None:
-            raise PhaseError("check applies to the weight backends (ingress_canary, openshift_route); "
+            raise InputError("check applies to the weight backends (ingress_canary, openshift_route); "
                              "backend service_selector checks the EndpointSlices")
 
     def _validate_weights(self) -> None:
         if not self.canary_service:
-            raise PhaseError(f"canary_service is required to roll out with backend {self.backend}")
+            raise InputError(f"canary_service is required to roll out with backend {self.backend}")
         steps = list(self.steps)
         if not steps or any(not 0 <= s <= 100 for s in steps) or steps != sorted(set(steps)):
-            raise PhaseError(f"steps must be increasing weights between 0 and 100, not {steps}")
+            raise InputError(f"steps must be increasing weights between 0 and 100, not {steps}")
         if self.check is not None:
             self.check.validate()

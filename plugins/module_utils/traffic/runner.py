@@ -27,9 +27,9 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from ansible_collections.lcm.openstack.plugins.module_utils.crds.phase import Phase
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.deletion import delete_and_wait
-from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import DynamicApiError
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.crd import lcm_resource
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import ObjectNotFound, PhaseError, PhaseFailed, api_error
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import LcmError, ObjectNotFound, PhaseError, PhaseFailed
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.api_errors import api_call
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.record import Lifecycle
 from ansible_collections.lcm.openstack.plugins.module_utils.kube import namespaces
 from ansible_collections.lcm.openstack.plugins.module_utils.phase import record as phase_record
@@ -109,7 +109,7 @@ class TrafficRunner:
             if gone is None:
                 raise
             raise gone from exc
-        except PhaseError as exc:
+        except LcmError as exc:
             self.redactor.scrub(exc)
             raise
 
@@ -239,7 +239,7 @@ class TrafficRunner:
     def _back_to_zero(self, message: str, result: Dict[str, Any]) -> str:
         try:
             self.backend.set_weight(0)
-        except PhaseError as exc:
+        except LcmError as exc:
             return f"{message}; setting the weight back to 0% failed too: {exc}"
         result["after"] = dict(result["after"], weight=0)
         return f"{message}; weight set back to 0%"
@@ -262,7 +262,7 @@ class TrafficRunner:
             runner.absent()  # an earlier run of this traffic Phase left it
             runner.present()
             return None
-        except PhaseError as exc:
+        except LcmError as exc:
             return str(exc)
         finally:
             if runner is not None:
@@ -273,11 +273,8 @@ class TrafficRunner:
 
     # -- check mode, and Phase objects ------------------------------------------------
     def _dry_run(self, body: Phase, plan: Plan, result: Dict[str, Any]) -> Dict[str, Any]:
-        try:
+        with api_call("create", "phases", self.req.namespace, handled=(409,)):
             self.phases.create(body=body, namespace=self.req.namespace, dry_run="All")
-        except DynamicApiError as exc:
-            if exc.status != 409:
-                raise api_error(exc, "create", "phases", self.req.namespace) from exc
         if self.req.backend == "service_selector":
             if plan.after["selector"] != plan.before["selector"]:
                 self.backend.apply(plan.after["selector"], dry_run=True)

@@ -26,9 +26,9 @@ from ansible_collections.lcm.openstack.plugins.module_utils.crds.update_status i
 from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.assessment import cluster_status
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.crd import lcm_resource
 from ansible_collections.lcm.openstack.plugins.module_utils.common import transient
-from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import DynamicApiError
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.objects import applied, get_or_none, server_side_apply
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import CrdMissing, PhaseError, api_error
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import CrdMissing, LcmError, LifecycleError
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.api_errors import api_call
 from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.insights import Settings, Snapshot
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import (
     API_VERSION, LIFECYCLE_KIND, PHASE_KIND,
@@ -76,8 +76,8 @@ class StatusKeeper:
             changed = _comparable(status) != _comparable(update_status_status(previous))
             if not changed or self.check_mode or self._written(status, previous):
                 return {"changed": changed, "status": status, "report": report(status, details, now)}
-        raise PhaseError(f"the UpdateStatus was written by others under {WRITE_ATTEMPTS} refreshes in a row; "
-                         "it stays as they wrote it, and the next refresh brings it up to date")
+        raise LifecycleError(f"the UpdateStatus was written by others under {WRITE_ATTEMPTS} refreshes in a row; "
+                             "it stays as they wrote it, and the next refresh brings it up to date")
 
     # -- reading -------------------------------------------------------------
     def snapshot(self, now: datetime) -> Snapshot:
@@ -113,13 +113,12 @@ class StatusKeeper:
             applied(self.res, dict(body, spec={}), what="updatestatuses")
             return False
         meta = dict(body["metadata"], resourceVersion=previous["metadata"]["resourceVersion"])
-        try:
+        with api_call("patch", "updatestatuses/status", handled=lambda exc: exc.status == 409 or (
+                transient.schema_refusal(exc) and _with_sites(status))) as refused:
             server_side_apply(self.res.status, dict(body, metadata=meta, status=status))
-        except DynamicApiError as exc:
-            if exc.status == 409:  # written since it was read: the precondition failed
-                return False
-            if not transient.schema_refusal(exc) or not _with_sites(status):
-                raise api_error(exc, "patch", "updatestatuses/status") from exc
+        if refused.status == 409:  # written since it was read: the precondition failed
+            return False
+        if refused:
             # The CRD installed predates the sites: write the rest, and say so.
             self.warning = ("the UpdateStatus CRD in the cluster predates its site fields, which were left "
                             "out: install this collection's CRDs again (the lcm.openstack.crds role)")
@@ -136,7 +135,7 @@ def refresh(dyn: Any) -> str:
         keeper.run()
     except CrdMissing:
         return ""
-    except PhaseError as exc:
+    except LcmError as exc:
         return f"the UpdateStatus was not refreshed: {exc}"
     return keeper.warning
 

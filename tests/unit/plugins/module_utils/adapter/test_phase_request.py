@@ -9,7 +9,7 @@ from typing import Any, Dict
 import pytest
 
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.phase_request import request_from_params
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import InputError
 from ansible_collections.lcm.openstack.plugins.modules import phase as module
 
 
@@ -39,7 +39,7 @@ def test_a_value_given_is_kept_even_when_falsy() -> None:
                                       source={"chart": "/srv/keystone", "stage_value": "", "selection": "stage"}))
     assert (req.release, req.timeout, req.wait, req.target_version) == ("keystone-2", 0, False, "2025.2")
     assert req.source.stage_value == "" and req.source.selection == "stage"
-    with pytest.raises(PhaseError, match="timeout must be at least 1 second, not 0"):
+    with pytest.raises(InputError, match="timeout must be at least 1 second, not 0"):
         req.validate()
 
 

@@ -15,7 +15,7 @@ from support.fake_helm import fake_helm
 from support.fake_leases import Dyn, Leases, error
 
 from ansible_collections.lcm.openstack.plugins.module_utils.helm import lease as release_lease
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import KubeError
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.cli import Helm, HelmError
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.release import ReleaseManager, ReleaseRequest
 from ansible_collections.lcm.openstack.plugins.module_utils.common.timefmt import format_micro as micro
@@ -71,7 +71,7 @@ def test_another_live_holder_refuses_in_one_line_and_the_command_does_not_run() 
     leases = Leases()
     _held_by(leases, "awx-1/100", ago=4)
     ran = []
-    with pytest.raises(PhaseError) as err:
+    with pytest.raises(KubeError) as err:
         with _guard(leases).held("helm install", 300, [], lambda: []):
             ran.append(True)
     msg = str(err.value)
@@ -107,7 +107,7 @@ def test_a_killed_run_s_lease_expires_and_is_taken_over_and_recorded() -> None:
 def test_a_release_changed_between_the_check_and_the_hold_is_not_acted_on() -> None:
     leases = Leases()
     moved = DEPLOYED + [{"revision": 2, "status": "deployed"}]
-    with pytest.raises(PhaseError) as err:
+    with pytest.raises(KubeError) as err:
         with _guard(leases).held("helm upgrade", 300, DEPLOYED, lambda: moved):
             pytest.fail("the command ran")
     assert str(err.value) == ("another operation changed release svc while this run prepared its helm upgrade: "
@@ -217,7 +217,7 @@ def test_a_second_install_while_the_first_holds_the_lease_changes_nothing(tmp_pa
     leases = Leases()
     _held_by(leases, "awx-1/100")
     manager = _manager(tmp_path, leases, [], chart=str(tmp_path))
-    with pytest.raises(PhaseError, match="^another operation holds release svc: awx-1/100 \\(helm install\\)"):
+    with pytest.raises(KubeError, match="^another operation holds release svc: awx-1/100 \\(helm install\\)"):
         manager.present()
     assert manager.helm.seen == []
 

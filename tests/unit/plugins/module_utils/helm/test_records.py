@@ -11,7 +11,7 @@ from typing import Any, Dict, List, Optional, Sequence
 import pytest
 from support.fake_helm import start_at_once
 
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import InputError
 from ansible_collections.lcm.openstack.plugins.module_utils.common.redact import MASK
 from ansible_collections.lcm.openstack.plugins.module_utils.helm import records
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.cli import Helm, HelmError, Result
@@ -109,5 +109,5 @@ def test_the_driver_is_that_of_the_environment_helm_runs_in(monkeypatch: pytest.
     monkeypatch.setenv("HELM_DRIVER", "configmap")
     assert records.kind_of(Helm("helm")) == "ConfigMap"
     assert records.kind_of(Helm("helm", env={"HELM_DRIVER": "sql"})) is None
-    with pytest.raises(PhaseError, match="^HELM_DRIVER=memory keeps a release only"):
+    with pytest.raises(InputError, match="^HELM_DRIVER=memory keeps a release only"):
         records.kind_of(Helm("helm", env={"HELM_DRIVER": "memory"}))

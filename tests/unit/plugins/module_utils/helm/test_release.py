@@ -20,7 +20,7 @@ from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 import pytest
 import yaml
 
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import InputError
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import NotFoundError
 from ansible_collections.lcm.openstack.plugins.module_utils.common.redact import MASK
 from ansible_collections.lcm.openstack.plugins.module_utils.helm import settle
@@ -509,7 +509,7 @@ def test_under_any_storage_driver_helm_reads_the_release_itself(
 def test_under_the_memory_driver_nothing_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HELM_DRIVER", "memory")
     cli = _Cli(DEPLOYED)
-    with pytest.raises(PhaseError, match="^HELM_DRIVER=memory keeps a release only as long as one Helm process"):
+    with pytest.raises(InputError, match="^HELM_DRIVER=memory keeps a release only as long as one Helm process"):
         _connected(cli, None, chart=_chart_on_disk(tmp_path), chart_version="0.1.0")
     assert cli.subcommands() == []
 

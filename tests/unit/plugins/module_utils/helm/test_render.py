@@ -11,7 +11,8 @@ import pytest
 import yaml
 
 from ansible_collections.lcm.openstack.plugins.module_utils.helm import cli as helm, render
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import InputError
+from ansible_collections.lcm.openstack.plugins.module_utils.helm.process import HelmError
 from support.paths import UNIT_FIXTURES
 
 FIXTURE = UNIT_FIXTURES / "phase" / "rendered_keystone.out"
@@ -107,7 +108,7 @@ def test_empty_list_kind_gives_no_objects() -> None:
 def test_list_item_that_is_not_an_object_is_refused() -> None:
     text = ("---\n# Source: svc/templates/list.yaml\napiVersion: v1\nkind: List\nitems:\n"
             "  - just a string\n")
-    with pytest.raises(PhaseError) as err:
+    with pytest.raises(InputError) as err:
         render.parse_manifest(text)
     assert "templates/list.yaml" in str(err.value)
 
@@ -139,7 +140,7 @@ def test_empty_documents_between_objects_are_skipped() -> None:
 ])
 def test_non_object_is_refused_naming_the_template(body: str) -> None:
     text = f"---\n# Source: svc/templates/broken.yaml\n{body}\n"
-    with pytest.raises(PhaseError) as err:
+    with pytest.raises(InputError) as err:
         render.parse_manifest(text)
     msg = str(err.value)
     assert "templates/broken.yaml" in msg
@@ -151,13 +152,13 @@ def test_invalid_yaml_is_refused_naming_the_template() -> None:
     text = ("---\n# Source: svc/templates/ok.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ok\n"
             "---\n# Source: svc/templates/bad.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n"
             "  name: [unclosed\n  labels: {a: b\n")
-    with pytest.raises(PhaseError) as err:
+    with pytest.raises(HelmError) as err:
         render.parse_manifest(text)
     assert "templates/bad.yaml is not valid YAML" in str(err.value)
 
 
 def test_invalid_yaml_without_source() -> None:
-    with pytest.raises(PhaseError) as err:
+    with pytest.raises(HelmError) as err:
         render.parse_manifest("key: value\n  - broken: [\n")
     assert "the chart is not valid YAML" in str(err.value)
 
@@ -179,7 +180,7 @@ def test_load_inline_list() -> None:
 
 
 def test_load_inline_non_object_is_refused() -> None:
-    with pytest.raises(PhaseError) as err:
+    with pytest.raises(InputError) as err:
         render.load_manifests([{"metadata": {"name": "x"}}])
     assert "an inline manifest" in str(err.value)
 
@@ -203,14 +204,14 @@ def test_load_file_keeps_helm_source(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("item", ["/nonexistent/manifest.yaml", 42, None, ["a", "list"]])
 def test_load_refuses_what_is_neither_object_nor_file(item: object) -> None:
-    with pytest.raises(PhaseError) as err:
+    with pytest.raises(InputError) as err:
         render.load_manifests([item])
     assert "source.manifests" in str(err.value)
     assert repr(item) in str(err.value)
 
 
 def test_load_refuses_a_directory(tmp_path: Path) -> None:
-    with pytest.raises(PhaseError):
+    with pytest.raises(InputError):
         render.load_manifests([str(tmp_path)])
 
 
@@ -254,12 +255,12 @@ def test_find_helm_on_path_last(empty_path: Path) -> None:
 def test_find_helm_reads_the_env_it_is_given_not_os_environ(
         tmp_path: Path, empty_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HELM_BIN", _executable(tmp_path / "helm-os-env"))
-    with pytest.raises(PhaseError):
+    with pytest.raises(HelmError):
         helm.find_helm(None, {})
 
 
 def test_find_helm_not_found(empty_path: Path) -> None:
-    with pytest.raises(PhaseError) as err:
+    with pytest.raises(HelmError) as err:
         helm.find_helm(None, {})
     msg = str(err.value)
     assert "binary_path" in msg and "HELM_BIN" in msg
@@ -275,7 +276,7 @@ def test_find_helm_unusable_option_is_named(how: str, tmp_path: Path, empty_path
         candidate.chmod(0o644)
     elif how == "directory":
         candidate.mkdir()
-    with pytest.raises(PhaseError) as err:
+    with pytest.raises(HelmError) as err:
         helm.find_helm(str(candidate), {})
     msg = str(err.value)
     assert str(candidate) in msg
@@ -285,7 +286,7 @@ def test_find_helm_unusable_option_is_named(how: str, tmp_path: Path, empty_path
 def test_find_helm_unusable_env_is_named(tmp_path: Path, empty_path: Path) -> None:
     _executable(empty_path / "helm")
     missing = str(tmp_path / "no-such-helm")
-    with pytest.raises(PhaseError) as err:
+    with pytest.raises(HelmError) as err:
         helm.find_helm(None, {"HELM_BIN": missing})
     assert missing in str(err.value)
 
@@ -293,5 +294,5 @@ def test_find_helm_unusable_env_is_named(tmp_path: Path, empty_path: Path) -> No
 def test_find_helm_on_path_not_executable_is_skipped(empty_path: Path) -> None:
     (empty_path / "helm").write_text("#!/bin/sh\n")
     (empty_path / "helm").chmod(0o644)
-    with pytest.raises(PhaseError):
+    with pytest.raises(HelmError):
         helm.find_helm(None, {})

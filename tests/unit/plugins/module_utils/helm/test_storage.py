@@ -15,7 +15,7 @@ from support.fake_api import OneKind
 from support.paths import UNIT_FIXTURES
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import DynamicApiError
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import InputError, PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.helm import storage
 
 
@@ -152,7 +152,7 @@ def test_the_driver_names_helm_accepts_say_where_the_records_are(driver: Optiona
     ("Secret", "^HELM_DRIVER='Secret' is not a storage driver Helm knows"),  # Helm's names are lower case
     ("etcd", "^HELM_DRIVER='etcd' is not a storage driver Helm knows; unset it, or set it to secret, configmap or sql")])
 def test_a_driver_that_keeps_nothing_or_that_helm_does_not_know_is_refused(driver: str, says: str) -> None:
-    with pytest.raises(PhaseError, match=says):
+    with pytest.raises(InputError, match=says):
         storage.kind({"HELM_DRIVER": driver})
 
 

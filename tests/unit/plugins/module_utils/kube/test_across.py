@@ -12,7 +12,7 @@ from kubernetes.dynamic.exceptions import DynamicApiError
 
 from support.fake_lists import ScriptedList
 
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import KubeError
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.paging import PAGE
 from ansible_collections.lcm.openstack.plugins.module_utils.kube import across as listing
 
@@ -76,5 +76,5 @@ def test_a_namespace_already_unread_is_not_asked_again() -> None:
      "could not list pods in namespace mine: HTTP 500: etcdserver: request timed out"),
 ])
 def test_any_other_answer_is_the_collections_error(script: Dict[Key, Any], message: str) -> None:
-    with pytest.raises(PhaseError, match=message):
+    with pytest.raises(KubeError, match=message):
         _across(ScriptedList(script), {"mine"})

@@ -12,7 +12,7 @@ from kubernetes.dynamic.exceptions import NotFoundError, ResourceNotFoundError
 from kubernetes.watch.watch import Watch, _find_return_type
 
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.crd import CrdResource, crd_missing, lcm_resource
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import CrdMissing, PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import CrdMissing, KubeError
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.flow import LifecycleRequest
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.runner import run as run_flow
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.info import list_lifecycle
@@ -104,7 +104,7 @@ def test_a_crd_removed_behind_a_stale_cache_is_said_to_be_missing() -> None:
     cluster = _Cluster({"ServiceLifecycle": "v1alpha1"})
     res = lcm_resource(cluster, "ServiceLifecycle")
     del cluster.served["ServiceLifecycle"]  # `kubectl delete crd`: the cache still has it
-    with pytest.raises(PhaseError) as err:
+    with pytest.raises(KubeError) as err:
         res.get(name="keystone", namespace="openstack")
     assert str(err.value) == NOT_INSTALLED
     assert isinstance(err.value.__cause__, NotFoundError)
@@ -147,7 +147,7 @@ def test_the_subresource_goes_through_the_refresh_too() -> None:
     cluster = _Cluster({"ServiceLifecycle": "v1alpha1"})
     res = lcm_resource(cluster, "ServiceLifecycle")
     del cluster.served["ServiceLifecycle"]
-    with pytest.raises(PhaseError, match="is not installed"):
+    with pytest.raises(KubeError, match="is not installed"):
         res.status.replace(body={}, namespace="openstack")
 
 
@@ -163,12 +163,12 @@ def test_it_reads_like_the_resource() -> None:
 
 def test_a_crd_not_in_discovery_at_all_gives_the_same_line_everywhere() -> None:
     cluster = _Cluster({})
-    with pytest.raises(PhaseError) as err:
+    with pytest.raises(KubeError) as err:
         Lifecycle(cluster, "openstack", "keystone", "keystone")
     assert str(err.value) == NOT_INSTALLED and isinstance(err.value.__cause__, ResourceNotFoundError)
-    with pytest.raises(PhaseError, match=r"^the Phase CRD \(phases.lifecycle.openstack.org\) is not installed"):
+    with pytest.raises(KubeError, match=r"^the Phase CRD \(phases.lifecycle.openstack.org\) is not installed"):
         list_lifecycle(cluster, "openstack")
-    with pytest.raises(PhaseError, match=r"^the UpdateStatus CRD \(updatestatuses.lifecycle.openstack.org\)"):
+    with pytest.raises(KubeError, match=r"^the UpdateStatus CRD \(updatestatuses.lifecycle.openstack.org\)"):
         StatusKeeper(cluster)
     assert str(crd_missing("Phase")) == ("the Phase CRD (phases.lifecycle.openstack.org) is not installed: "
                                          "run the lcm.openstack.crds role first")
@@ -181,14 +181,14 @@ def test_the_service_lifecycle_flow_says_so_when_its_crd_went_away() -> None:
     cluster = _Cluster({"ServiceLifecycle": "v1alpha1"})
     lifecycle = Lifecycle(cluster, "openstack", "keystone", "keystone")
     del cluster.served["ServiceLifecycle"]
-    with pytest.raises(PhaseError) as err:
+    with pytest.raises(KubeError) as err:
         run_flow(lifecycle, LifecycleRequest(service="keystone", release="keystone", namespace="openstack"))
     assert str(err.value) == NOT_INSTALLED
 
 
 def test_a_crd_of_another_group_words_its_own_absence() -> None:
     cluster = _Cluster({"Widget": "v1"})
-    res = CrdResource(cluster, "example.com/v1", "Widget", lambda: PhaseError("no widgets here"))
+    res = CrdResource(cluster, "example.com/v1", "Widget", lambda: KubeError("no widgets here"))
     del cluster.served["Widget"]
-    with pytest.raises(PhaseError, match="^no widgets here$"):
+    with pytest.raises(KubeError, match="^no widgets here$"):
         res.get(namespace="x")

@@ -17,7 +17,7 @@ from urllib3.exceptions import MaxRetryError, NameResolutionError, NewConnection
 
 from support.paths import UNIT_FIXTURES
 
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import failure_reason
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.api_errors import failure_reason
 from ansible_collections.lcm.openstack.plugins.module_utils.kube import credentials
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.credentials import Source
 

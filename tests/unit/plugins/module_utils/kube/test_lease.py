@@ -18,7 +18,7 @@ from typing import Any, Dict
 import pytest
 from kubernetes.dynamic.exceptions import ConflictError, ForbiddenError, NotFoundError
 
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import KubeError
 from ansible_collections.lcm.openstack.plugins.module_utils.kube import lease as kube_lease
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.lease import (
     ANNOTATION_TAKEN_OVER, Lease, LeaseNamespaceMissing, micro,
@@ -47,7 +47,7 @@ def test_a_free_lease_is_taken_with_its_purpose_and_renewed_by_its_holder() -> N
 def test_a_live_holder_refuses_naming_itself_its_purpose_and_when_it_is_free() -> None:
     leases = Leases()
     _lease(leases, OTHER).acquire("the greenfield flow", NOW)
-    with pytest.raises(PhaseError) as err:
+    with pytest.raises(KubeError) as err:
         _lease(leases).acquire("the update flow", NOW + timedelta(seconds=20))
     assert str(err.value) == (f"Lease lcm-keystone in openstack is held by {OTHER} (the greenfield flow), "
                               f"since {micro(NOW)}; it is free 41s from now unless renewed")
@@ -86,7 +86,7 @@ def test_a_write_raced_by_another_run_is_refused_naming_the_winner_not_overwritt
     race = dict(leases.items["lcm-keystone"])
     race["spec"] = dict(race["spec"], holderIdentity="awx-job-43@runner-c", renewTime=micro(expired))
     leases.race = race
-    with pytest.raises(PhaseError) as err:
+    with pytest.raises(KubeError) as err:
         _lease(leases).acquire("the update flow", expired)
     assert str(err.value).startswith("Lease lcm-keystone in openstack is held by awx-job-43@runner-c ("), err.value
     assert leases.items["lcm-keystone"]["spec"]["holderIdentity"] == "awx-job-43@runner-c"
@@ -101,7 +101,7 @@ def test_a_write_raced_by_a_run_that_already_gave_it_back_says_so() -> None:
     race = dict(leases.items["lcm-keystone"])
     race["spec"] = {k: v for k, v in race["spec"].items() if k not in ("holderIdentity", "renewTime")}
     leases.race = race
-    with pytest.raises(PhaseError, match="another run changed the Lease lcm-keystone in openstack at the same moment"):
+    with pytest.raises(KubeError, match="another run changed the Lease lcm-keystone in openstack at the same moment"):
         _lease(leases).acquire("the update flow", expired)
 
 
@@ -229,7 +229,7 @@ def test_a_renewal_moves_the_renew_time_and_keeps_the_holder(monkeypatch: pytest
     spec = leases.items["lcm-keystone"]["spec"]
     assert spec["renewTime"] == micro(later) and spec["acquireTime"] == micro(NOW) and spec["holderIdentity"] == ME
     # while it renews, another run is refused until 60s after the renewal
-    with pytest.raises(PhaseError, match="it is free 41s from now unless renewed"):
+    with pytest.raises(KubeError, match="it is free 41s from now unless renewed"):
         _lease(leases, OTHER).acquire("the greenfield flow", later + timedelta(seconds=20))
 
 
@@ -260,7 +260,7 @@ def test_a_lease_created_and_deleted_meanwhile_is_a_race() -> None:
     def create(body: Dict[str, Any], namespace: str) -> None:
         raise error(ConflictError, 409)  # someone had it; by the read below it is gone
     leases.create = create  # type: ignore[method-assign]
-    with pytest.raises(PhaseError, match="^another run changed the Lease lcm-keystone in openstack at the same moment$"):
+    with pytest.raises(KubeError, match="^another run changed the Lease lcm-keystone in openstack at the same moment$"):
         _lease(leases).acquire("the update flow", NOW)
 
 
@@ -268,10 +268,10 @@ def test_a_lease_that_may_not_be_read_or_written_is_worded_as_a_refusal() -> Non
     leases = Leases()
     leases.name = "leases"  # type: ignore[attr-defined]  # as the dynamic client's resource is named
     leases.refuse = error(ForbiddenError, 403)
-    with pytest.raises(PhaseError, match="could not get leases in namespace openstack: HTTP 403") as err:
+    with pytest.raises(KubeError, match="could not get leases in namespace openstack: HTTP 403") as err:
         _lease(leases).acquire("the update flow", NOW)
     assert not isinstance(err.value, LeaseNamespaceMissing)
-    with pytest.raises(PhaseError, match="could not get leases"):
+    with pytest.raises(KubeError, match="could not get leases"):
         _lease(leases).release()
     leases.refuse = None
     _lease(leases).acquire("the update flow", NOW)
@@ -279,7 +279,7 @@ def test_a_lease_that_may_not_be_read_or_written_is_worded_as_a_refusal() -> Non
     def replace(body: Dict[str, Any], name: str, namespace: str) -> None:
         raise error(ForbiddenError, 403)
     leases.replace = replace  # type: ignore[method-assign]
-    with pytest.raises(PhaseError, match="could not update leases in namespace openstack: HTTP 403"):
+    with pytest.raises(KubeError, match="could not update leases in namespace openstack: HTTP 403"):
         _lease(leases).renew()
     assert leases.items["lcm-keystone"]["spec"]["holderIdentity"] == ME
 
@@ -312,6 +312,6 @@ def test_a_give_back_raced_by_another_run_still_says_so() -> None:
     taken = dict(leases.items["lcm-keystone"])
     taken["spec"] = dict(taken["spec"], holderIdentity=OTHER, renewTime=micro(NOW + timedelta(seconds=5)))
     leases.race = taken
-    with pytest.raises(PhaseError, match="another run changed the Lease lcm-keystone in openstack at the same moment"):
+    with pytest.raises(KubeError, match="another run changed the Lease lcm-keystone in openstack at the same moment"):
         _lease(leases).release()
     assert leases.items["lcm-keystone"]["spec"]["holderIdentity"] == OTHER

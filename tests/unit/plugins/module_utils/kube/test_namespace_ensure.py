@@ -11,7 +11,7 @@ from kubernetes.client.rest import ApiException
 from kubernetes.dynamic.exceptions import ConflictError, ForbiddenError, NotFoundError
 
 from ansible_collections.lcm.openstack.plugins.module_utils.kube import namespace_ensure
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import KubeError
 
 
 def _exc(cls: Any, status: int) -> Any:
@@ -72,5 +72,5 @@ def test_ensure_names_the_namespace_when_it_may_not_make_it() -> None:
     denied = ApiException(status=403, reason="Forbidden")
     denied.body = (b'{"kind":"Status","code":403,"message":"namespaces is forbidden: User \\"system:serviceaccount:a:b\\" '
                    b'cannot create resource \\"namespaces\\" in API group \\"\\" at the cluster scope"}')
-    with pytest.raises(PhaseError, match="namespaces"):
+    with pytest.raises(KubeError, match="namespaces"):
         _ensure(_exc(NotFoundError, 404), ForbiddenError(denied))

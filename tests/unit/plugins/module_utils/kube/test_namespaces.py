@@ -11,7 +11,7 @@ from kubernetes.dynamic.exceptions import ForbiddenError, NotFoundError, Resourc
 
 from ansible_collections.lcm.openstack.plugins.module_utils.kube import namespaces
 from ansible_collections.lcm.openstack.plugins.module_utils.traffic import runner as traffic
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import ObjectNotFound, PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import LcmError, ObjectNotFound, PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.traffic.request import TrafficRequest
 from ansible_collections.lcm.openstack.plugins.module_utils.traffic.runner import TrafficRunner
 
@@ -68,18 +68,18 @@ def test_otherwise_nothing_is_said(dyn: _Dyn) -> None:
 
 
 class _Backend:
-    def __init__(self, error: PhaseError) -> None:
+    def __init__(self, error: LcmError) -> None:
         self.error = error
 
     def plan(self) -> Any:
         raise self.error
 
 
-def _traffic(monkeypatch: pytest.MonkeyPatch, dyn: _Dyn, error: PhaseError) -> PhaseError:
+def _traffic(monkeypatch: pytest.MonkeyPatch, dyn: _Dyn, error: LcmError) -> LcmError:
     monkeypatch.setattr(traffic, "backend_for", lambda _dyn, _req: _Backend(error))
     req = TrafficRequest(action="drain", service="web", release="web", namespace="t-gone",
                          backend="service_selector", selector_service="web")
-    with pytest.raises(PhaseError) as err:
+    with pytest.raises(LcmError) as err:
         TrafficRunner(dyn, req).run()
     return err.value
 

@@ -12,7 +12,7 @@ import pytest
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common import transient
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import DynamicApiError
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import KubeError
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.plain import plain
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.objects import applied, get_or_none, server_side_apply
 
@@ -72,7 +72,7 @@ def test_a_denial_is_worded_with_the_verb_and_the_resource() -> None:
     denied = _api_error(403, "Forbidden", 'servicelifecycles.lifecycle.openstack.org "keystone" is forbidden: '
                         'User "system:serviceaccount:openstack:runner" cannot get resource "servicelifecycles"')
     assert isinstance(denied, DynamicApiError)
-    with pytest.raises(PhaseError) as raised:
+    with pytest.raises(KubeError) as raised:
         get_or_none(_Res([denied]), "keystone", "openstack")
     assert "get servicelifecycles" in str(raised.value) and "openstack" in str(raised.value)
 
@@ -106,7 +106,7 @@ def test_an_apply_cut_off_is_sent_again() -> None:
 
 def test_a_refused_object_is_named_with_the_apiservers_reason() -> None:
     refused = _api_error(422, "Invalid", 'Service "keystone-api" is invalid: spec.ports: Required value')
-    with pytest.raises(PhaseError) as raised:
+    with pytest.raises(KubeError) as raised:
         applied(_Res([refused]), BODY, "openstack")
     assert str(raised.value).startswith("the apiserver refused Service keystone-api: ")
     assert "spec.ports: Required value" in str(raised.value)
@@ -115,6 +115,6 @@ def test_a_refused_object_is_named_with_the_apiservers_reason() -> None:
 def test_a_denied_apply_names_the_resource_it_patched() -> None:
     denied = _api_error(403, "Forbidden", 'updatestatuses.lifecycle.openstack.org "cluster" is forbidden: User '
                         '"system:serviceaccount:openstack:runner" cannot patch resource "updatestatuses/status"')
-    with pytest.raises(PhaseError) as raised:
+    with pytest.raises(KubeError) as raised:
         applied(_Res([denied]), dict(BODY, kind="UpdateStatus"), what="updatestatuses/status")
     assert "patch updatestatuses/status" in str(raised.value)

@@ -7,7 +7,7 @@ from typing import Any, Dict, Optional
 
 import pytest
 
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import LifecycleError
 from ansible_collections.lcm.openstack.plugins.module_utils.common.timefmt import parse_time
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.dependencies import (
     REMOVED, Dependency, dependents_of, judge, last_change, parse, parse_all,
@@ -40,7 +40,7 @@ def test_the_three_forms_and_a_namespace_alone(text: str, dep: Dependency) -> No
     ("a/b/c", "'a/b' is not a namespace name"),
 ])
 def test_a_malformed_element_is_refused_naming_the_forms(text: str, why: str) -> None:
-    with pytest.raises(PhaseError) as err:
+    with pytest.raises(LifecycleError) as err:
         parse(text, "openstack")
     assert str(err.value).startswith(f"depends_on: {text!r} is not name, name>=min_version or "
                                      "namespace/name>=min_version: ")
@@ -48,7 +48,7 @@ def test_a_malformed_element_is_refused_naming_the_forms(text: str, why: str) ->
 
 
 def test_a_service_cannot_wait_for_itself_but_for_its_namesake_elsewhere() -> None:
-    with pytest.raises(PhaseError, match="keystone cannot depend on itself"):
+    with pytest.raises(LifecycleError, match="keystone cannot depend on itself"):
         parse_all(["mariadb", "keystone>=1"], "openstack", "keystone")
     assert [d.label for d in parse_all(["other/keystone"], "openstack", "keystone")] == ["other/keystone"]
     assert parse_all(None, "openstack", "keystone") == []

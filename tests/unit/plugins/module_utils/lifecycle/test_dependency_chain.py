@@ -12,7 +12,7 @@ from typing import Any, Dict, List, Optional
 import pytest
 import yaml
 
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import KubeError, LcmError
 from ansible_collections.lcm.openstack.plugins.module_utils.common.timefmt import parse_time
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle import dependency_wait
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.dependencies import (
@@ -50,7 +50,7 @@ class _Site:
         """The service's flow start: its failure, written on its record as DependencyLost."""
         record = self.record(service)
         deps = parse_all(record["spec"].get("dependsOn"), "openstack", service)
-        with pytest.raises(PhaseError) as err:
+        with pytest.raises(LcmError) as err:
             dependency_wait.settle(None, self, service, deps, 600, SINCE, lambda *_: None, check_mode=True)
         set_condition(record.setdefault("status", {}), "DependenciesReady", False, "DependencyLost",
                       str(err.value), GAVE_UP_AT)
@@ -111,7 +111,7 @@ def test_a_record_below_that_cannot_be_read_ends_the_chain_at_the_one_that_gave_
     assert roots[0].said.startswith("did not start its flow (neutron waits for keystone, which is Removed")
 
     def denied(_ns: str, _name: str) -> Optional[Dict[str, Any]]:
-        raise PhaseError("could not get servicelifecycles: HTTP 403")
+        raise KubeError("could not get servicelifecycles: HTTP 403")
     assert [r.path for r in follow(parse("neutron", "openstack"), neutron, SINCE, denied)] == [("neutron",)]
 
 

@@ -13,7 +13,7 @@ import yaml
 from kubernetes.client.rest import ApiException
 from urllib3.exceptions import ProtocolError
 
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import KubeError, LifecycleError
 from ansible_collections.lcm.openstack.plugins.module_utils.common.timefmt import parse_time
 from ansible_collections.lcm.openstack.plugins.module_utils.kube import watch
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle import dependency_wait
@@ -145,7 +145,7 @@ def test_a_failed_dependency_fails_at_once_naming_it_its_state_and_its_flow_mess
                                              "completedAt": "2026-02-02T00:00:00Z", "message": "db-sync failed"})
     records = _Records({"openstack": [[failed, slc("mariadb", "Installing")]]})
     told = _Told()
-    with pytest.raises(PhaseError) as err:
+    with pytest.raises(LifecycleError) as err:
         _settle(records, ["mariadb", "keystone"], timeout=600, told=told)
     assert str(err.value) == ("glance waits for keystone, which is Failed (its update flow failed: db-sync failed). "
                               "No flow runs to bring it back, so waiting would not help: run its flow first, "
@@ -162,7 +162,7 @@ def test_a_dependency_whose_start_gave_up_is_followed_to_its_root_and_said_once(
     neutron = next(r for r in records if r["metadata"]["name"] == "neutron")
     neutron["status"]["conditions"] = [dict(case["conditions"]["neutron"], type="DependenciesReady", status="False")]
     told = _Told()
-    with pytest.raises(PhaseError) as err:
+    with pytest.raises(LifecycleError) as err:
         dependency_wait.settle(None, _Records({"openstack": [records]}), "nova",
                                parse_all(["neutron"], "openstack", "nova"), 600, parse_time(site["since"]), told)
     assert str(err.value) == " ".join(case["failure"].split())
@@ -175,7 +175,7 @@ def test_one_that_fails_while_waited_for_fails_the_wait_at_once() -> None:
                                                       "completedAt": "2026-02-01T00:10:00Z", "message": "install failed"})
     records = _Records({"openstack": [[slc("keystone", "Installing")]]},
                        {"openstack": [[event("MODIFIED", failed)]]})
-    with pytest.raises(PhaseError, match=r"keystone, which is Failed \(its greenfield flow failed: install failed\)"):
+    with pytest.raises(LifecycleError, match=r"keystone, which is Failed \(its greenfield flow failed: install failed\)"):
         _settle(records, ["keystone"], timeout=600, since="2026-02-01T00:00:00Z")
 
 
@@ -196,7 +196,7 @@ def test_removed_before_since_is_waited_through_its_new_flow_until_operational()
         "waiting for mariadb (Installing)",
     ]
     # without since: lost
-    with pytest.raises(PhaseError, match=r"mariadb, which is Removed \(its remove flow succeeded: removed\)"):
+    with pytest.raises(LifecycleError, match=r"mariadb, which is Removed \(its remove flow succeeded: removed\)"):
         _settle(_Records({"openstack": [[removed]]}), ["mariadb"])
 
 
@@ -238,7 +238,7 @@ def test_the_timeout_names_each_dependency_not_met_and_why() -> None:
     records = _Records({"openstack": [[slc("keystone", "Installing"), slc("memcached", "Operational", "1.5"),
                                        slc("rabbitmq", "Operational")]]})
     told = _Told()
-    with pytest.raises(PhaseError) as err:
+    with pytest.raises(LifecycleError) as err:
         _settle(records, ["keystone", "mariadb", "memcached>=1.6", "rabbitmq"], timeout=0.3, told=told)
     assert str(err.value) == (
         "glance waited 0 s of dependency_timeout 0.3 for its dependencies; not met: keystone (Installing), "
@@ -265,7 +265,7 @@ def test_an_apiserver_away_for_the_whole_wait_is_named_in_the_timeout(monkeypatc
     def refused(**_kw: Any) -> Answer:
         raise ConnectionRefusedError(111, "Connection refused")
     monkeypatch.setattr(records, "get", refused)
-    with pytest.raises(PhaseError) as err:
+    with pytest.raises(LifecycleError) as err:
         _settle(records, ["keystone"], timeout=0.2)
     assert str(err.value) == ("glance waited 0 s of dependency_timeout 0.2 and could not list the "
                               "ServiceLifecycles in openstack: [Errno 111] Connection refused")
@@ -273,13 +273,13 @@ def test_an_apiserver_away_for_the_whole_wait_is_named_in_the_timeout(monkeypatc
 
 def test_a_denied_watch_fails_with_what_was_denied() -> None:
     records = _Records({"openstack": [[slc("keystone", "Installing")]]}, {"openstack": [403]})
-    with pytest.raises(PhaseError, match="watch"):
+    with pytest.raises(KubeError, match="watch"):
         _settle(records, ["keystone"])
 
 
 def test_without_a_timeout_they_are_read_once_and_any_not_met_fails_as_before() -> None:
     records = _Records({"openstack": [[slc("keystone", "Planning"), slc("glance", "Planning")]]})
-    with pytest.raises(PhaseError) as err:
+    with pytest.raises(LifecycleError) as err:
         _settle(records, ["keystone", "mariadb"], timeout=0)
     assert str(err.value).startswith("glance depends on services that are not Operational: keystone (Planning), "
                                      "mariadb (no ServiceLifecycle in openstack). Run their flows first")
@@ -295,14 +295,14 @@ def test_check_mode_waits_for_nothing_and_says_what_it_would_wait_for() -> None:
     assert records.watched == []
     lost = _Records({"openstack": [[slc("keystone", "Failed")]]})
     # the run would fail at once: so does check mode
-    with pytest.raises(PhaseError, match="keystone, which is Failed. No flow runs"):
+    with pytest.raises(LifecycleError, match="keystone, which is Failed. No flow runs"):
         _settle(lost, ["keystone"], timeout=600, check_mode=True)
 
 
 def test_a_record_that_cannot_take_the_failure_still_fails_the_start_with_it() -> None:
     def refused(_reason: str, _message: str) -> None:
-        raise PhaseError("could not update servicelifecycles/status: HTTP 403")
+        raise KubeError("could not update servicelifecycles/status: HTTP 403")
     records = _Records({"openstack": [[slc("keystone", "Removed")]]})
-    with pytest.raises(PhaseError, match="keystone, which is Removed. No flow runs"):
+    with pytest.raises(LifecycleError, match="keystone, which is Removed. No flow runs"):
         dependency_wait.settle(None, records, "glance", parse_all(["keystone"], "openstack", "glance"), 10,
                                None, refused)

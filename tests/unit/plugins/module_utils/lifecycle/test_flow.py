@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle import flow
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import LcmError, LifecycleError
 from support.paths import UNIT_FIXTURES
 
 FIXTURES = UNIT_FIXTURES / "flow"
@@ -66,7 +66,7 @@ def test_another_flow_or_target_starts_a_new_record(change: dict) -> None:
 def test_ending_a_flow_that_was_not_started_is_an_error_outside_check_mode() -> None:
     status = _record()["status"]
     req = _req(flow="remove", flow_action="end", result="Succeeded")
-    with pytest.raises(PhaseError, match="no remove flow was started"):
+    with pytest.raises(LifecycleError, match="no remove flow was started"):
         flow.end(status, req, "2026-11-22T05:00:00Z")
     flow.end(status, req, "2026-11-22T05:00:00Z", strict=False)
     assert status["flow"]["name"] == "update"
@@ -85,7 +85,7 @@ def test_ending_records_the_result_and_message() -> None:
     ({"lifecycle_state": "Broken"}, "lifecycle_state must be one of"),
 ])
 def test_bad_requests_name_the_fix(kw: dict, error: str) -> None:
-    with pytest.raises(PhaseError, match=error):
+    with pytest.raises(LcmError, match=error):
         _req(**kw).validate()
 
 

@@ -10,7 +10,7 @@ from typing import Any, Callable, Dict, List, Optional
 import pytest
 import yaml
 
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import LifecycleError
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle import flow_end
 from support.paths import UNIT_FIXTURES
 
@@ -133,7 +133,7 @@ def test_check_mode_writes_nothing_keeps_the_lease_and_says_what_the_record_woul
 def test_an_end_that_fails_keeps_the_lease_and_still_refreshes_what_changed_before(cluster: _Cluster) -> None:
     cluster.flow()["name"] = "update"  # this run's greenfield was never started
     req = flow_end.request("keystone", "keystone", "openstack", "greenfield")
-    with pytest.raises(PhaseError, match="no greenfield flow was started for this service"):
+    with pytest.raises(LifecycleError, match="no greenfield flow was started for this service"):
         flow_end.end(object(), req, False, [], changed_before=True)
     assert cluster.lease.released == 0 and cluster.refreshes == ["refresh"]
 

@@ -9,7 +9,7 @@ from support.fake_leases import Dyn as _Dyn
 from support.fake_leases import Leases as _Leases
 
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle import flow_lease
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import KubeError
 
 T0 = datetime(2026, 11, 23, 12, 0, 0, tzinfo=timezone.utc)
 
@@ -24,7 +24,7 @@ def test_the_first_flow_takes_the_lease_and_a_second_is_refused_naming_the_first
     assert first.action == "acquired"
     spec = leases.items["lcm-flow-keystone"]["spec"]
     assert (spec["holderIdentity"], spec["leaseDurationSeconds"]) == ("awx-1/100", 60)
-    with pytest.raises(PhaseError) as err:
+    with pytest.raises(KubeError) as err:
         _lease(leases, "laptop/200").acquire("update", now=T0 + timedelta(seconds=10))
     msg = str(err.value)
     assert "keystone is held by another update flow: awx-1/100, since 2026-11-23T12:00:00.000000Z" in msg
@@ -66,7 +66,7 @@ def test_two_runs_taking_a_free_lease_at_once_cannot_both_win() -> None:
     other = flow_lease.FlowLease(_Dyn(leases), "openstack", "keystone", "other/1")._body(  # pylint: disable=protected-access
         "update", T0, T0, 0)
     leases.race = other  # the other run's create lands first
-    with pytest.raises(PhaseError, match="held by another update flow: other/1"):
+    with pytest.raises(KubeError, match="held by another update flow: other/1"):
         _lease(leases, "me/2").acquire("update", now=T0)
     # And on a replace (taking over a released lease): the resourceVersion decides.
     free = _Leases()
@@ -77,7 +77,7 @@ def test_two_runs_taking_a_free_lease_at_once_cannot_both_win() -> None:
                                                             "acquireTime": "2026-11-23T12:00:01.000000Z",
                                                             "renewTime": "2026-11-23T12:00:01.000000Z"})
     # The loser names the winner, as a run that came a moment later would.
-    with pytest.raises(PhaseError, match=r"held by another update flow: b/2, since 2026-11-23T12:00:01.000000Z"):
+    with pytest.raises(KubeError, match=r"held by another update flow: b/2, since 2026-11-23T12:00:01.000000Z"):
         _lease(free, "c/3").acquire("update", now=T0 + timedelta(seconds=2))
 
 

@@ -26,7 +26,7 @@ def called(monkeypatch: pytest.MonkeyPatch) -> List[Any]:
         called.append(("start", req.flow_action, check_mode, create_namespace))
         return {"changed": False}
     monkeypatch.setattr(flow_run.flow_end, "end", end)
-    monkeypatch.setattr(flow_run.flow_start, "start", start)
+    monkeypatch.setattr(flow_run, "start", start)
     return called
 
 

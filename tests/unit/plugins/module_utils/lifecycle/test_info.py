@@ -10,7 +10,7 @@ import pytest
 from kubernetes.client.rest import ApiException
 from kubernetes.dynamic.exceptions import api_exception
 
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import KubeError
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.info import lifecycle_summary, list_lifecycle
 
 SERVICE, TYPE = "lifecycle.openstack.org/service", "lifecycle.openstack.org/phase-type"
@@ -103,7 +103,7 @@ def test_a_record_comes_with_its_history_and_its_report() -> None:
 
 
 def test_a_refused_list_names_the_permission() -> None:
-    with pytest.raises(PhaseError) as err:
+    with pytest.raises(KubeError) as err:
         list_lifecycle(_Cluster(refuse=True), "openstack")
     assert str(err.value).startswith("forbidden: the credentials in use may not list phases in namespace openstack. "
                                      "Grant the verb 'list' on 'phases' (API group 'lifecycle.openstack.org')")

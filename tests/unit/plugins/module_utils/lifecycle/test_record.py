@@ -136,9 +136,9 @@ class _Denied(_Records):
 def test_a_denied_read_is_said_with_what_was_denied_not_raised_raw() -> None:
     """Lifecycle.get caught only NotFound: a 403 escaped with its HTTP headers.
     It reads through kube/objects.get_or_none now, as every record does."""
-    from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+    from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import KubeError
     lifecycle = Lifecycle(_Dyn(_Denied({})), "openstack", "keystone", "keystone")
-    with pytest.raises(PhaseError) as raised:
+    with pytest.raises(KubeError) as raised:
         lifecycle.get()
     assert "servicelifecycles" in str(raised.value) and "Audit-Id" not in str(raised.value)
 

@@ -10,7 +10,7 @@ from typing import Any, Callable, Dict, List, Optional
 
 import pytest
 
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import LifecycleError, PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.common.timefmt import parse_time
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle import runner
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.dependency_wait import Waited
@@ -146,7 +146,7 @@ def test_without_a_timeout_no_condition_is_added_but_an_earlier_false_one_is_set
 
 def test_a_malformed_dependency_is_refused_before_anything_is_written(settle: _Settle) -> None:
     lifecycle = _Lifecycle()
-    with pytest.raises(PhaseError, match="is not name, name>=min_version or namespace/name>=min_version"):
+    with pytest.raises(LifecycleError, match="is not name, name>=min_version or namespace/name>=min_version"):
         runner.run(lifecycle, _req(depends_on=["keystone=>2025.1"]))
     assert lifecycle.writes == [] and settle.asked == {}
 
@@ -156,7 +156,7 @@ def test_a_malformed_dependency_is_refused_before_anything_is_written(settle: _S
     ({"dependencies_since": "yesterday"}, "dependencies_since 'yesterday' is not a timestamp"),
 ])
 def test_bad_wait_options_name_the_fix(settle: _Settle, kw: Dict[str, Any], error: str) -> None:
-    with pytest.raises(PhaseError, match=error):
+    with pytest.raises(LifecycleError, match=error):
         runner.run(_Lifecycle(), _req(**kw))
 
 
@@ -212,7 +212,7 @@ def test_a_site_member_is_labelled_once_and_keeps_its_run_when_none_is_given() -
 ])
 def test_a_bad_site_is_refused_before_anything_is_written(site: Dict[str, Any], why: str) -> None:
     lifecycle = _Lifecycle()
-    with pytest.raises(PhaseError, match=why):
+    with pytest.raises(LifecycleError, match=why):
         runner.run(lifecycle, LifecycleRequest("glance", "glance", "openstack", site=site))
     assert lifecycle.writes == []
 
@@ -242,7 +242,7 @@ def test_a_removal_is_refused_while_an_operational_service_depends_on_it(settle:
     lifecycle = _Lifecycle({"metadata": {"name": "glance"}, "spec": {}, "status": {"state": "Operational"}})
     lifecycle.res = _Records(_dependent("nova", "Operational"), _dependent("cinder", "Removed"),
                              _dependent("heat", "Failed"))
-    with pytest.raises(PhaseError, match=r"glance is depended on by nova \(Operational\): remove them first"):
+    with pytest.raises(LifecycleError, match=r"glance is depended on by nova \(Operational\): remove them first"):
         runner.run(lifecycle, _req(flow="remove", depends_on=None))
     assert lifecycle.writes == [] and settle.asked == {}
 

@@ -13,7 +13,7 @@ from support.fake_leases import Dyn, Leases
 
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle import lease_renewer
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle import service_hold
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import KubeError
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.flow_lease import FlowLease
 
 
@@ -53,7 +53,7 @@ def test_another_runs_flow_or_phase_refuses_it(monkeypatch, renewers) -> None:
     leases = Leases()
     FlowLease(Dyn(leases), "openstack", "keystone", "awx-1/100").acquire("test phase")
     _as(monkeypatch, "laptop/200")
-    with pytest.raises(PhaseError) as err:
+    with pytest.raises(KubeError) as err:
         service_hold.hold(Dyn(leases), "openstack", "keystone", "install phase")
     assert str(err.value).startswith("keystone is held by another test phase: awx-1/100, since ")
     assert "One run at a time per service" in str(err.value) and renewers == []
@@ -91,7 +91,7 @@ def test_a_lease_changed_after_it_was_read_is_read_again_before_it_is_taken(monk
     leases.race = other.items["lcm-flow-keystone"]  # taken between our read and our write
     leases.reads = 0
     _as(monkeypatch, "laptop/200")
-    with pytest.raises(PhaseError) as err:
+    with pytest.raises(KubeError) as err:
         service_hold.hold(Dyn(leases), "openstack", "keystone", "install phase")
     assert str(err.value).startswith("keystone is held by another upgrade phase: laptop/300, since ")
     assert leases.reads == 2 and renewers == []  # the read that decided, and the one after the conflict

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import LifecycleError
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.site_member import (
     SiteMember, differs, provided_by_site, site_metadata,
 )
@@ -39,7 +39,7 @@ def test_given_reads_the_option_and_defaults() -> None:
     assert SiteMember.given({"name": "example"}) == SiteMember("example", 0, "", 60)
     member = SiteMember.given({"name": "example", "level": 2, "run": "2026-02-01T00:00:00Z", "expected_duration": 0})
     assert member.annotations()["lifecycle.openstack.org/site-expected-seconds"] == "0"
-    with pytest.raises(PhaseError, match="site.name is required"):
+    with pytest.raises(LifecycleError, match="site.name is required"):
         SiteMember.given({"level": 1})
 
 
@@ -59,5 +59,5 @@ def test_what_a_flow_beside_it_creates_is_recorded_and_read_back() -> None:
 
 
 def test_provided_must_be_a_list_of_objects() -> None:
-    with pytest.raises(PhaseError, match="site.provided is a list"):
+    with pytest.raises(LifecycleError, match="site.provided is a list"):
         SiteMember.given({"name": "example", "provided": "nova-api"})

@@ -16,7 +16,7 @@ import yaml
 
 from ansible_collections.lcm.openstack.plugins.module_utils.helm import render
 from ansible_collections.lcm.openstack.plugins.module_utils.phase import apply, ownership
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import KubeError, PhaseError
 from support.paths import UNIT_FIXTURES
 
 FIXTURES = UNIT_FIXTURES
@@ -318,14 +318,14 @@ def test_a_dry_run_accepts_a_binding_to_a_role_an_earlier_wave_creates() -> None
 
 def test_a_binding_to_a_role_nobody_creates_is_an_error() -> None:
     dry = apply.Applier(_Dyn(_EscalationRes("RoleBinding", roles=[])), "openstack", dry_run=True)
-    with pytest.raises(PhaseError, match="keystone-openstack-keystone-db-sync.* not found"):
+    with pytest.raises(KubeError, match="keystone-openstack-keystone-db-sync.* not found"):
         dry.apply(BINDING, OWNER, LABELS)
 
 
 def test_a_real_run_never_skips_a_binding() -> None:
     applier = apply.Applier(_Dyn(_EscalationRes("RoleBinding", roles=[])), "openstack")
     applier.planned.add(("Role", "keystone-openstack-keystone-db-sync"))
-    with pytest.raises(PhaseError, match="not found"):
+    with pytest.raises(KubeError, match="not found"):
         applier.apply(BINDING, OWNER, LABELS)
 
 

@@ -7,7 +7,7 @@ from typing import Any, Dict, List
 import pytest
 from kubernetes.dynamic.exceptions import ResourceNotFoundError
 
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import InputError, KubeError, PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.phase import record as phase_record
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.runner import PhaseRunner
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.spec import PhaseRequest, Source
@@ -39,7 +39,7 @@ def _req() -> PhaseRequest:
 
 def test_missing_phase_crd_says_run_the_crds_role() -> None:
     dyn = _Dyn({})
-    with pytest.raises(PhaseError) as err:
+    with pytest.raises(KubeError) as err:
         PhaseRunner(dyn, _req())
     msg = str(err.value)
     assert "run the lcm.openstack.crds role first" in msg
@@ -149,5 +149,5 @@ case "$1" in history) echo '{history}';; get) echo '{{"from": "sql"}}';; esac
 
 def test_under_the_memory_driver_the_phase_is_refused_naming_helm_driver() -> None:
     dyn = _Dyn({("lifecycle.openstack.org/v1alpha1", "Phase"): object()})
-    with pytest.raises(PhaseError, match="^HELM_DRIVER=memory keeps a release only as long as one Helm process"):
+    with pytest.raises(InputError, match="^HELM_DRIVER=memory keeps a release only as long as one Helm process"):
         PhaseRunner(dyn, _req(), env={"HELM_DRIVER": "memory"})._deployed()  # pylint: disable=protected-access

@@ -14,7 +14,7 @@ import yaml
 
 from ansible_collections.lcm.openstack.plugins.module_utils.helm import render
 from ansible_collections.lcm.openstack.plugins.module_utils.phase import selection
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import LcmError, PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import DEFAULT_TEMPLATES, PHASE_TYPES
 from support.paths import UNIT_FIXTURES
 
@@ -44,7 +44,7 @@ def test_select(case: Dict[str, Any]) -> None:
 
     if "error_contains" in expect:
         assert "objects" not in expect
-        with pytest.raises(PhaseError) as err:
+        with pytest.raises(LcmError) as err:
             selection.select(*args)
         wanted = expect["error_contains"]
         for text in [wanted] if isinstance(wanted, str) else wanted:

@@ -11,7 +11,7 @@ from typing import Any, Callable, Dict
 import pytest
 
 from ansible_collections.lcm.openstack.plugins.module_utils.phase import spec as spec_mod
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import InputError
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import PHASE_TYPES
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.spec import (
     PhaseRequest, Source, build_spec, digest, phase_body, phase_name, spec_hash,
@@ -40,7 +40,7 @@ def test_validate_accepts_every_phase_type(type_: str) -> None:
 
 
 def test_validate_unknown_type() -> None:
-    with pytest.raises(PhaseError) as err:
+    with pytest.raises(InputError) as err:
         _req("migrate").validate()
     assert "unknown phase type 'migrate'" in str(err.value)
     assert "install" in str(err.value) and "trafficrollout" in str(err.value)
@@ -48,18 +48,18 @@ def test_validate_unknown_type() -> None:
 
 @pytest.mark.parametrize("values", [["a", "b"], "image: x", 3])
 def test_validate_values_must_be_a_mapping(values: Any) -> None:
-    with pytest.raises(PhaseError) as err:
+    with pytest.raises(InputError) as err:
         _req(source=Source(chart=CHART, values=values)).validate()
     assert "source.values must be a mapping" in str(err.value)
     assert type(values).__name__ in str(err.value)
 
 
 def test_validate_chart_required_unless_manifests() -> None:
-    with pytest.raises(PhaseError) as err:
+    with pytest.raises(InputError) as err:
         _req(source=Source()).validate()
     assert "source.chart is required" in str(err.value)
     # a selection other than manifests needs a chart even with manifests given
-    with pytest.raises(PhaseError):
+    with pytest.raises(InputError):
         _req(source=Source(manifests=[OBJECTS[0]], selection="templates")).validate()
     _req(source=Source(manifests=[OBJECTS[0]])).validate()
     _req(source=Source(manifests=[])).validate()
@@ -68,7 +68,7 @@ def test_validate_chart_required_unless_manifests() -> None:
 @pytest.mark.parametrize("chart", ["./charts/keystone", "/nonexistent/charts/keystone", "../keystone-0.3.1.tgz",
                                    "openstack-helm/charts/keystone"])
 def test_validate_local_chart_must_exist(chart: str) -> None:
-    with pytest.raises(PhaseError) as err:
+    with pytest.raises(InputError) as err:
         _req(source=Source(chart=chart)).validate()
     assert f"chart {chart} does not exist" in str(err.value)
 
@@ -85,16 +85,16 @@ def test_validate_remote_charts_are_not_looked_up(chart: str) -> None:
 
 
 def test_validate_refuses_the_block_of_another_type() -> None:
-    with pytest.raises(PhaseError) as err:
+    with pytest.raises(InputError) as err:
         _req("install", blocks={"upgrade": {"backup_database": True}}).validate()
     assert "option upgrade does not apply to a install phase" in str(err.value)
 
 
 def test_validate_names_the_block_a_type_takes() -> None:
-    with pytest.raises(PhaseError) as err:
+    with pytest.raises(InputError) as err:
         _req("trafficdrain", blocks={"upgrade": {"backup_database": True}}).validate()
     assert "its options go under traffic" in str(err.value)
-    with pytest.raises(PhaseError) as err:
+    with pytest.raises(InputError) as err:
         _req("rollback", blocks={"uninstall": {"purge_database": True}}).validate()
     assert "option uninstall does not apply to a rollback phase; its options go under rollback" in str(err.value)
 
@@ -354,7 +354,7 @@ def test_an_upgrade_with_backup_names_its_backup_stably() -> None:
 
 
 def test_a_restore_needs_the_backup_to_restore() -> None:
-    with pytest.raises(PhaseError, match="rollback.restore_database needs rollback.backup_ref"):
+    with pytest.raises(InputError, match="rollback.restore_database needs rollback.backup_ref"):
         _req("rollback", blocks={"rollback": {"restore_database": True}}).validate()
     assert _req("rollback", blocks={"rollback": {"restore_database": True, "backup_ref": "b1"}}).backup_ref == "b1"
 
@@ -385,7 +385,7 @@ def test_the_failure_policy_is_no_part_of_a_phase_identity() -> None:
 
 
 def test_a_negative_failure_option_is_refused() -> None:
-    with pytest.raises(PhaseError) as err:
+    with pytest.raises(InputError) as err:
         _req(blocks={"failure": {"threshold": -1}}).validate()
     assert "failure.threshold must be 0 or more, not -1" in str(err.value)
 
@@ -410,13 +410,13 @@ def test_missing_job_is_no_part_of_a_phase_identity() -> None:
 
 
 def test_a_missing_job_policy_other_than_fail_or_warn_is_refused() -> None:
-    with pytest.raises(PhaseError) as err:
+    with pytest.raises(InputError) as err:
         _req("rollback", blocks={"rollback": {"missing_job": "ignore"}}).validate()
     assert "rollback.missing_job must be fail or warn, not 'ignore'" in str(err.value)
 
 
 def test_install_takes_no_missing_job() -> None:
-    with pytest.raises(PhaseError, match="option upgrade does not apply to a install phase"):
+    with pytest.raises(InputError, match="option upgrade does not apply to a install phase"):
         _req("install", blocks={"upgrade": {"missing_job": "warn"}}).validate()
 
 
@@ -441,7 +441,7 @@ def test_the_backup_source_is_part_of_the_spec_without_its_unset_keys(type_: str
 def test_the_backup_cronjob_must_be_in_the_service_namespace() -> None:
     req = _req("upgrade", blocks={"upgrade": {"backup_database": True,
                                               "backup": {"cronjob": "mariadb-backup", "namespace": "infra"}}})
-    with pytest.raises(PhaseError) as err:
+    with pytest.raises(InputError) as err:
         req.validate()
     assert "upgrade.backup.namespace is infra, not openstack" in str(err.value)
     assert "must be in the service's namespace" in str(err.value)
@@ -463,6 +463,6 @@ def test_options_set_replace_the_type_s_block_and_the_spec_says_it() -> None:
 
 def test_backup_databases_must_be_a_list_of_names() -> None:
     for names in ("nova", [""], [1]):
-        with pytest.raises(PhaseError, match="upgrade.backup.databases must be a list of database names"):
+        with pytest.raises(InputError, match="upgrade.backup.databases must be a list of database names"):
             _req("upgrade", blocks={"upgrade": {"backup": {"databases": names}}}).validate()
     _req("upgrade", blocks={"upgrade": {"backup": {"databases": ["nova", "nova_cell0"]}}}).validate()

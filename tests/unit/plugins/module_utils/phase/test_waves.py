@@ -16,7 +16,7 @@ import pytest
 from ansible_collections.lcm.openstack.plugins.module_utils.helm import render
 from ansible_collections.lcm.openstack.plugins.module_utils.phase import selection, waves
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.waves import Dependency
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import KubeError, PhaseError
 from support.paths import UNIT_FIXTURES
 
 FIXTURES = UNIT_FIXTURES / "openstack_helm"
@@ -84,7 +84,7 @@ def test_every_kind_of_declaration_is_read() -> None:
 
 @pytest.mark.parametrize("value", ["{not json", json.dumps({"name": "a"}), json.dumps(["a"])])
 def test_a_malformed_json_declaration_is_an_error(value: str) -> None:
-    with pytest.raises(PhaseError, match="DEPENDENCY_JOBS_JSON"):
+    with pytest.raises(KubeError, match="DEPENDENCY_JOBS_JSON"):
         waves.declared(_entrypoint_job("x", DEPENDENCY_JOBS_JSON=value))
 
 

@@ -8,7 +8,7 @@ from typing import Any, Dict, List, Mapping
 import pytest
 import yaml
 
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import SiteError
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.render import Rendered
 from ansible_collections.lcm.openstack.plugins.module_utils.site.chart_graph import components, derive
 from ansible_collections.lcm.openstack.plugins.module_utils.site.plan import site_plan
@@ -55,7 +55,7 @@ def test_the_compute_kit_depends_on_itself_at_the_pod_level_only() -> None:
 
 
 def test_a_dependency_nothing_will_create_is_refused_naming_both_ends() -> None:
-    with pytest.raises(PhaseError) as err:
+    with pytest.raises(SiteError) as err:
         derive(_renders(STOCK), lambda dep: dep.kind != "Service")
     assert str(err.value).startswith(
         "nova: DaemonSet nova-compute-default waits for Service openstack/glance-api (DEPENDENCY_SERVICE), which no "
@@ -74,7 +74,7 @@ def test_a_cycle_of_pods_is_refused_naming_the_pods() -> None:
                 {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": f"{name}-api"},
                  "spec": {"template": {"metadata": {"labels": labels},
                                        "spec": {"initContainers": [{"name": "init", "env": env}]}}}}]
-    with pytest.raises(PhaseError, match=r"the site's pods wait for each other in a cycle: Deployment a-api \(a\) "
+    with pytest.raises(SiteError, match=r"the site's pods wait for each other in a cycle: Deployment a-api \(a\) "
                                          r"waits for Deployment b-api \(b\) waits for Deployment a-api \(a\)"):
         derive(_renders({"a": chart("a", "b"), "b": chart("b", "a")}))
 
@@ -121,7 +121,7 @@ def test_depends_on_adds_an_order_the_charts_do_not_state() -> None:
 
 
 def test_depends_on_against_the_pods_order_is_refused() -> None:
-    with pytest.raises(PhaseError) as err:
+    with pytest.raises(SiteError) as err:
         _plan(_site(nova={"depends_on": ["neutron"]}))
     assert str(err.value).startswith("nova lists neutron in depends_on, but neutron waits for nova through its pods "
                                      "(neutron: DaemonSet neutron-dhcp-agent-default waits for Service openstack/nova-api")
@@ -145,7 +145,7 @@ def test_components_of_a_small_graph() -> None:
 def test_a_config_object_nothing_will_create_is_refused_before_anything_runs() -> None:
     """The stock values of cinder, nova and libvirt mount the Ceph client's ceph-etc:
     without Ceph their pods would stay ContainerCreating forever."""
-    with pytest.raises(PhaseError) as err:
+    with pytest.raises(SiteError) as err:
         derive(_renders(STOCK), lambda dep: dep.kind == "Service")
     text = str(err.value)
     assert ("nova: DaemonSet nova-compute-default needs ConfigMap openstack/ceph-etc (volume ceph-etc), which no "

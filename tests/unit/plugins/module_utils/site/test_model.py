@@ -8,7 +8,7 @@ from typing import Any, Dict, List
 import pytest
 import yaml
 
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import SiteError
 from ansible_collections.lcm.openstack.plugins.module_utils.site.model import (
     Dependency, parse_dependency, parse_site, planned_keys,
 )
@@ -22,7 +22,7 @@ def _svc(name: str, *depends: str, version: str = "1.0", **more: Any) -> Dict[st
 
 
 def _refused(services: List[Dict[str, Any]], **kwargs: Any) -> str:
-    with pytest.raises(PhaseError) as caught:
+    with pytest.raises(SiteError) as caught:
         parse_site(services, **kwargs)
     message = str(caught.value)
     assert "\n" not in message
@@ -44,7 +44,7 @@ def test_a_dependency_is_in_the_dependents_namespace_unless_it_names_one(text: s
 @pytest.mark.parametrize("text", ["", "mariadb>10.6", "mariadb==10.6", "mariadb>=", "a/b/c", "/mariadb", "maria db",
                                   "mariadb>=10.6,<11", 42, None, {"name": "mariadb"}])
 def test_a_malformed_dependency_says_how_to_write_one(text: Any) -> None:
-    with pytest.raises(PhaseError, match=r"^malformed dependency .*: write name, name>=min_version or "
+    with pytest.raises(SiteError, match=r"^malformed dependency .*: write name, name>=min_version or "
                                          r"namespace/name>=min_version$"):
         parse_dependency(text, "openstack")
 

@@ -8,7 +8,7 @@ from typing import Any, Dict, List
 import pytest
 import yaml
 
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import SiteError
 from ansible_collections.lcm.openstack.plugins.module_utils.site.plan import site_plan
 from support.paths import UNIT_FIXTURES
 
@@ -170,7 +170,7 @@ def test_the_namespaces_read_are_the_sites() -> None:
 def test_a_broken_inventory_reads_nothing() -> None:
     def read(namespaces: List[str]) -> Any:
         raise AssertionError("read before the inventory was checked")
-    with pytest.raises(PhaseError, match="cycle, a -> b -> a"):
+    with pytest.raises(SiteError, match="cycle, a -> b -> a"):
         site_plan([{"service": "a", "version": "1", "depends_on": ["b"]},
                    {"service": "b", "version": "1", "depends_on": ["a"]}], "deploy", False, read)
 
@@ -187,7 +187,7 @@ def test_an_unsupported_jump_is_refused_before_any_release_is_read_naming_every_
     records = {("openstack", "keystone"): {"status": {"state": "Operational", "currentVersion": "2024.2"}},
                ("openstack", "placement"): {"status": {"state": "Operational", "currentVersion": "2026.2"}},
                ("openstack", "rabbitmq"): {"status": {"state": "Operational", "currentVersion": "3.9"}}}
-    with pytest.raises(PhaseError) as refused:
+    with pytest.raises(SiteError) as refused:
         _plan(OPENSTACK_HELM, records)
     message = str(refused.value)
     assert "keystone (openstack): 2024.2 -> 2026.1 is not a supported upgrade" in message
@@ -224,5 +224,5 @@ def test_an_unsupported_jump_is_refused_before_any_chart_is_rendered() -> None:
 
     def derive(site: Any) -> Any:
         raise AssertionError("the charts were rendered for a refused plan")
-    with pytest.raises(PhaseError, match=r"2025.1 -> 2026.2 is not a supported upgrade.*pass through 2026.1 first"):
+    with pytest.raises(SiteError, match=r"2025.1 -> 2026.2 is not a supported upgrade.*pass through 2026.1 first"):
         site_plan(services, "deploy", False, lambda namespaces: records, derive)

@@ -13,7 +13,7 @@ from kubernetes.dynamic.exceptions import DynamicApiError, NotFoundError, Resour
 
 from support.fake_lists import ScriptedList
 
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import KubeError
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.paging import PAGE
 from ansible_collections.lcm.openstack.plugins.module_utils.site.records import read_records
 
@@ -95,7 +95,7 @@ def test_a_denied_cluster_wide_list_is_one_list_per_namespace() -> None:
 
 def test_a_denied_namespace_fails_the_plan_naming_what_to_grant() -> None:
     res = _Lifecycles({(None, None): _denied(None), ("infra", None): _denied("infra")})
-    with pytest.raises(PhaseError, match=r"^forbidden: the credentials in use may not list servicelifecycles "
+    with pytest.raises(KubeError, match=r"^forbidden: the credentials in use may not list servicelifecycles "
                                          r"in namespace infra\. Grant the verb 'list'"):
         read_records(_Dyn(res), ["openstack", "infra"])
 
@@ -105,13 +105,13 @@ def test_a_denied_namespace_fails_the_plan_naming_what_to_grant() -> None:
      "could not list servicelifecycles in namespace openstack: HTTP 500: etcdserver: request timed out"),
 ])
 def test_any_other_answer_is_the_collections_error(script: Dict[Any, Any], message: str) -> None:
-    with pytest.raises(PhaseError, match=f"^{message}$"):
+    with pytest.raises(KubeError, match=f"^{message}$"):
         read_records(_Dyn(_Lifecycles(script)), ["openstack"])
 
 
 def test_a_cluster_wide_error_that_is_no_denial_is_not_retried_per_namespace() -> None:
     res = _Lifecycles({(None, None): _error(500, "etcdserver: leader changed")})
-    with pytest.raises(PhaseError, match="^could not list servicelifecycles: HTTP 500"):
+    with pytest.raises(KubeError, match="^could not list servicelifecycles: HTTP 500"):
         read_records(_Dyn(res), ["a", "b"])
     assert len(res.requests) == 1
 

@@ -11,7 +11,7 @@ import pytest
 from kubernetes.dynamic.exceptions import ResourceNotFoundError
 from support.fake_api import status_error
 
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import ObjectNotFound, PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import KubeError, ObjectNotFound, PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.traffic import backends
 from ansible_collections.lcm.openstack.plugins.module_utils.traffic.backends import (
     DRAINED, GATE_LABEL, Plan, apply, live_selector, own_selector, resource,
@@ -92,7 +92,7 @@ def test_the_write_is_a_server_side_apply_under_the_traffic_manager() -> None:
 def test_a_refused_write_gives_the_apiservers_reason() -> None:
     refused = status_error(422, "Invalid", 'Service "keystone-api" is invalid: spec.selector: Invalid value: "a b"')
     body = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "keystone-api"}, "spec": {}}
-    with pytest.raises(PhaseError) as err:
+    with pytest.raises(KubeError) as err:
         apply(_Services(refuse=refused), body, "openstack")
     assert str(err.value).startswith("the apiserver refused Service keystone-api: ")
     assert "spec.selector: Invalid value" in str(err.value)

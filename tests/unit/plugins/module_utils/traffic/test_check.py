@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import InputError, PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.spec import PhaseRequest, Source
 from ansible_collections.lcm.openstack.plugins.module_utils.traffic.check import Check, http_check, masked_url
 
@@ -73,7 +73,7 @@ def test_tls_files_that_are_not_there_are_refused_before_anything_runs(tmp_path:
     pem = tmp_path / "ca.pem"
     pem.write_text("-----BEGIN CERTIFICATE-----\n")
     Check(url="https://k/", ca_path=str(pem), client_cert=str(pem)).validate()
-    with pytest.raises(PhaseError, match=f"^check.ca_path {tmp_path}/missing.pem is not a readable file"):
+    with pytest.raises(InputError, match=f"^check.ca_path {tmp_path}/missing.pem is not a readable file"):
         Check(url="https://k/", ca_path=str(tmp_path / "missing.pem")).validate()
-    with pytest.raises(PhaseError, match="^check.client_key goes with check.client_cert, which is missing"):
+    with pytest.raises(InputError, match="^check.client_key goes with check.client_cert, which is missing"):
         Check(url="https://k/", client_key=str(pem)).validate()

@@ -207,10 +207,10 @@ def test_each_pod_is_read_once() -> None:
 
 
 def test_a_watch_error_is_raised_readably() -> None:
-    from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+    from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import KubeError
 
     slices = _Slices([[_slice("web-a", "blue-1")]])
     dyn = _Dyn(slices, [403])
-    with pytest.raises(PhaseError) as err:
+    with pytest.raises(KubeError) as err:
         SliceWatch(dyn, "t", "web", "track").wait(Goal("track", "green", rollout=True), timeout=5)
     assert "endpointslices" in str(err.value) and "forbidden" in str(err.value)

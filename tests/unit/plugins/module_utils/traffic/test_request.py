@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import InputError
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.spec import PhaseRequest, Source
 from ansible_collections.lcm.openstack.plugins.module_utils.traffic.check import Check
 from ansible_collections.lcm.openstack.plugins.module_utils.traffic.request import TrafficRequest
@@ -54,7 +54,7 @@ def _test_phase(**source: Any) -> PhaseRequest:
      "source.chart is required unless source.manifests gives the objects"),
 ])
 def test_validate_refuses(req: TrafficRequest, message: str) -> None:
-    with pytest.raises(PhaseError) as err:
+    with pytest.raises(InputError) as err:
         req.validate()
     assert message in str(err.value)
 

@@ -12,7 +12,7 @@ from kubernetes.client.rest import ApiException
 from kubernetes.dynamic.exceptions import NotFoundError
 
 from ansible_collections.lcm.openstack.plugins.module_utils.traffic.endpoints import Settled
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import ObjectNotFound, PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.plain import plain
 from ansible_collections.lcm.openstack.plugins.module_utils.traffic.request import TrafficRequest
 from ansible_collections.lcm.openstack.plugins.module_utils.traffic.selector import DRAINED, SelectorBackend
@@ -144,7 +144,7 @@ def test_drain_idempotence(track: str, endpoints: List[str], changed: bool) -> N
 def test_the_service_must_exist_and_select() -> None:
     dyn = _Dyn("blue")
     dyn.service = None
-    with pytest.raises(PhaseError) as err:
+    with pytest.raises(ObjectNotFound) as err:
         SelectorBackend(dyn, _req(track="green")).plan()
     assert str(err.value) == "Service web not found in namespace t"
     dyn.service = {"metadata": {"name": "web"}, "spec": {"type": "ExternalName"}}

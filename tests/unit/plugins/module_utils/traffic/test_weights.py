@@ -10,7 +10,7 @@ import yaml
 from kubernetes.client.rest import ApiException
 from kubernetes.dynamic.exceptions import NotFoundError, ResourceNotFoundError
 
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import ObjectNotFound, PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.traffic.check import Check
 from ansible_collections.lcm.openstack.plugins.module_utils.traffic.request import TrafficRequest
 from ansible_collections.lcm.openstack.plugins.module_utils.traffic.weights import (
@@ -191,7 +191,7 @@ def test_a_drain_keeps_the_live_canary_service_and_applies_the_whole_ingress() -
 
 
 def test_a_missing_primary_ingress() -> None:
-    with pytest.raises(PhaseError) as err:
+    with pytest.raises(ObjectNotFound) as err:
         IngressCanary(_Dyn(Ingress=_Res("ingresses", {})), _req()).plan()
     assert str(err.value) == "Ingress keystone not found in namespace openstack"
 
@@ -208,7 +208,7 @@ def test_no_route_api_names_the_fix() -> None:
 def test_a_missing_route_asks_discovery_again_before_blaming_the_name() -> None:
     dyn = _Dyn(Route=_Res("routes", {}))
     backend = RouteWeights(dyn, _req(backend="openshift_route"))
-    with pytest.raises(PhaseError) as err:
+    with pytest.raises(ObjectNotFound) as err:
         backend.plan()
     assert str(err.value) == "Route keystone not found in namespace openstack"
     assert dyn.resources.invalidated == 1

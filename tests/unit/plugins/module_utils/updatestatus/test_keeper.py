@@ -12,7 +12,7 @@ from kubernetes.client.rest import ApiException
 from kubernetes.dynamic.exceptions import DynamicApiError
 
 from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus import keeper as update_status
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import KubeError, LifecycleError, PhaseError
 
 NOW = datetime(2026, 11, 22, 6, 0, tzinfo=timezone.utc)
 
@@ -150,9 +150,9 @@ def test_helm_release_records_are_held_without_their_data(kind: str) -> None:
 
 
 def test_any_other_failure_to_list_is_an_error() -> None:
-    with pytest.raises(PhaseError, match="could not list pods: HTTP 500: etcdserver"):
+    with pytest.raises(KubeError, match="could not list pods: HTTP 500: etcdserver"):
         update_status.StatusKeeper(_Cluster(broken=(("Pod", None),))).snapshot(NOW)
-    with pytest.raises(PhaseError, match="could not list pods in namespace theirs: HTTP 500"):
+    with pytest.raises(KubeError, match="could not list pods in namespace theirs: HTTP 500"):
         update_status.StatusKeeper(_Cluster(forbidden=(None,), broken=("theirs",))).snapshot(NOW)
 
 
@@ -245,7 +245,7 @@ def test_a_refresh_written_over_every_time_gives_up_with_a_reason(monkeypatch: p
     def always_refused(res: Any, body: Dict[str, Any]) -> None:
         raise DynamicApiError(ApiException(status=409, reason="Conflict"))
     monkeypatch.setattr(update_status, "server_side_apply", always_refused)
-    with pytest.raises(PhaseError, match="written by others under 5 refreshes in a row"):
+    with pytest.raises(LifecycleError, match="written by others under 5 refreshes in a row"):
         _keeper(store, ["x"], monkeypatch).run(now=NOW)
 
 

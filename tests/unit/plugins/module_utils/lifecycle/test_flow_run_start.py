@@ -1,4 +1,4 @@
-"""plugins/module_utils/lifecycle/flow_start.py: a flow's start - the namespace
+"""plugins/module_utils/lifecycle/flow_run.py (start): a flow's start - the namespace
 made before the Lease, the Lease taken before the record, its renewer left
 behind, the Lease given back when the start fails - and the UpdateStatus
 refreshed after any change to the record."""
@@ -11,7 +11,7 @@ import pytest
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import PhaseError
 from ansible_collections.lcm.openstack.plugins.module_utils.kube import namespace_ensure
-from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle import flow_start
+from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle import flow_run as flow_start
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.flow import LifecycleRequest
 
 TAKEN = "keystone: flow lease lcm-flow-keystone taken by host/1"
