@@ -21,8 +21,13 @@ description:
     for - with a line of totals under it.
 options:
   _input:
-    description: One mapping per service, with the keys service, level, flow,
-      result, versions, duration, waited, waited_for and message.
+    description:
+      - One mapping per service, with the keys service, level, flow, duration, waited and
+        waited_for, and what the run saw of its flow - started (whether a flow started),
+        failure (why it failed, empty when it did not), ended (the records the calls that end
+        a flow returned) and current_version and target_version - from which its result
+        (Succeeded, RolledBack, Failed, Nothing to do, ...) and versions are decided.
+      - A mapping that carries result, versions and message already is laid out as it is.
     type: list
     elements: dict
     required: true

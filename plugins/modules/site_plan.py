@@ -90,6 +90,13 @@ options:
         C(external=true), neither ordered nor checked. Otherwise it is an error.
     type: bool
     default: false
+  in_run:
+    description:
+      - The services this run runs, by name; the others of O(services) (left out by C(--limit))
+        are there as dependencies only. A removal waits for its dependents among them
+        (C(removed_with)). Default, every service of O(services).
+    type: list
+    elements: str
 requirements:
   - kubernetes >= 29.0.0
   - PyYAML >= 6.0
@@ -222,6 +229,13 @@ services:
     expected_duration:
       description: Seconds a flow on it takes, as given (default 60).
       type: int
+    removed_with:
+      description:
+        - For a C(remove), the services its removal waits for until each is Removed (service_lifecycle's
+          O(lcm.openstack.service_lifecycle#module:removed_with)) - its C(dependents) that this run removes too
+          (O(in_run)), or C(*) (every one) with O(external=true); empty for any other flow.
+      type: list
+      elements: str
   sample:
     - service: keystone
       namespace: openstack
@@ -245,6 +259,7 @@ services:
       provided: []
       dependents: [placement]
       expected_duration: 300
+      removed_with: []
 levels:
   description: The services of each level, level 0 first (for a removal the highest level first); a level's flows can run together.
   returned: always
@@ -287,6 +302,7 @@ def argument_spec():
         services=dict(type="list", elements="dict", required=True),
         action=dict(type="str", choices=list(ACTIONS), default="deploy"),
         external=dict(type="bool", default=False),
+        in_run=dict(type="list", elements="str"),
         from_charts=dict(type="bool", default=True),
         binary_path=dict(type="path"),
     )

@@ -57,7 +57,7 @@ def run_site_plan(module: Any) -> None:
         return derive(renders, cluster_lookup(dyn()), external=p["external"])
     try:
         result = site_plan(p["services"], p["action"], p["external"], records,
-                           from_charts if p.get("from_charts", True) else None)
+                           from_charts if p.get("from_charts", True) else None, p.get("in_run"))
     except LcmError as exc:
         module.fail_json(msg=redactor.redact(str(exc)))
     module.exit_json(changed=False, **result)

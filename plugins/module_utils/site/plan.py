@@ -30,7 +30,8 @@ FLOWS = ("greenfield", "update", "remove", "nothing")
 
 
 def site_plan(services: Sequence[Mapping[str, Any]], action: str, external: bool,
-              read_records: ReadRecords, derive: Optional[Derive] = None) -> Dict[str, Any]:
+              read_records: ReadRecords, derive: Optional[Derive] = None,
+              in_run: Optional[Sequence[str]] = None) -> Dict[str, Any]:
     """The plan of `services` for `action`. The inventory is checked whole
     before `read_records` (namespaces -> records by (namespace, name)) is
     called: a broken inventory costs no request. `derive`, given the site,
@@ -43,7 +44,22 @@ def site_plan(services: Sequence[Mapping[str, Any]], action: str, external: bool
     _refuse_unsupported(site, {k: _path(site, k, _decision(site, k, records.get(k)), records.get(k))
                                for k in site.services})
     derived = derive(site) if derive is not None and site.services else None
-    return plan(site, records, derived)
+    result = plan(site, records, derived)
+    for entry in result["services"]:
+        entry["removed_with"] = removed_with(entry, external, in_run)
+    return result
+
+
+def removed_with(entry: Mapping[str, Any], external: bool, in_run: Optional[Sequence[str]]) -> List[str]:
+    """The services a removal waits for, each until it is Removed: the
+    dependents this run removes too (`in_run`, the services of the run; all
+    of them when not given), or every dependent ('*') for a run given part of
+    a site (an AWX job slice), whose other parts another run removes."""
+    if entry["flow"] != "remove":
+        return []
+    if external:
+        return ["*"]
+    return [d for d in entry["dependents"] if in_run is None or d in in_run]
 
 
 def plan(site: Site, records: Records, derived: Optional[SiteGraph] = None) -> Dict[str, Any]:

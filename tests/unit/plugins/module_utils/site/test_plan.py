@@ -75,7 +75,7 @@ def test_an_entry_carries_everything_a_flow_needs() -> None:
         # rabbitmq is updated in this run: keystone's flow waits for its update to end at 3.13
         "wait_for": ["mariadb>=10.6", "memcached", "rabbitmq"], "wait_at": {"rabbitmq": "3.13"},
         "together_with": [], "provided": [],
-        "dependents": ["placement"], "expected_duration": 300}
+        "dependents": ["placement"], "expected_duration": 300, "removed_with": []}
     placement = _by_name(_plan(OPENSTACK_HELM))["placement"]
     assert (placement["state"], placement["current_version"], placement["dependents"]) == ("", "", [])
 
@@ -226,3 +226,20 @@ def test_an_unsupported_jump_is_refused_before_any_chart_is_rendered() -> None:
         raise AssertionError("the charts were rendered for a refused plan")
     with pytest.raises(SiteError, match=r"2025.1 -> 2026.2 is not a supported upgrade.*pass through 2026.1 first"):
         site_plan(services, "deploy", False, lambda namespaces: records, derive)
+
+
+def test_a_removal_waits_for_the_dependents_the_run_removes_too() -> None:
+    """--limit leaves placement out: keystone's removal does not wait for it
+    (its start refuses while placement depends on it); a slice waits for every dependent."""
+    services = [{"service": "keystone", "version": "2026.1"},
+                {"service": "placement", "version": "2026.1", "depends_on": ["keystone"]},
+                {"service": "barbican", "version": "2026.1", "depends_on": ["keystone"]}]
+    records = {("openstack", n): _slc(n, "Operational", "2026.1") for n in ("keystone", "placement", "barbican")}
+
+    def removed(in_run: Any = None, external: bool = False) -> Dict[str, List[str]]:
+        result = site_plan(services, "remove", external, lambda namespaces: records, None, in_run)
+        return {s["service"]: s["removed_with"] for s in result["services"]}
+    assert removed() == {"keystone": ["barbican", "placement"], "placement": [], "barbican": []}
+    assert removed(["keystone", "barbican"])["keystone"] == ["barbican"]
+    assert removed(external=True)["keystone"] == ["*"]
+    assert _by_name(_plan(services, records))["keystone"]["removed_with"] == []  # a deploy removes nothing
