@@ -89,7 +89,7 @@ def broken(files: Iterable[Path], root: Path = ROOT) -> List[str]:
         for line, href in links(source.read_text(encoding="utf-8")):
             if re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", href):
                 continue
-            path, _, anchor = href.partition("#")
+            path, _sep, anchor = href.partition("#")
             target = (source.parent / path).resolve() if path else source.resolve()
             where = f"{name}:{line}: link {href!r}"
             try:

@@ -83,11 +83,11 @@ def test_no_file_but_galaxy_yml_names_the_collection_s_version() -> None:
 def test_captured_output_may_name_the_version_and_nothing_else_may() -> None:
     named = "lcm.openstack " + "9.8.7"   # put together here, so that this file does not name a version itself
     markdown = f"# T\n\n```text\n{named}\n```\n\n```console\n{named}\n```\n\n{named}\n"
-    assert [n for n, _ in _lines_naming_a_version(".md", markdown)] == [8, 11]
+    assert [n for n, _line in _lines_naming_a_version(".md", markdown)] == [8, 11]
     rst = (f"- item\n\n  .. code-block:: text\n\n      {named}\n\n      more\n\n  {named}\n\n"
            f".. code-block:: console\n\n    {named}\n\n{named}\n")
-    assert [n for n, _ in _lines_naming_a_version(".rst", rst)] == [9, 13, 15]
-    assert [n for n, _ in _lines_naming_a_version(".txt", markdown)] == [4, 8, 11]
+    assert [n for n, _line in _lines_naming_a_version(".rst", rst)] == [9, 13, 15]
+    assert [n for n, _line in _lines_naming_a_version(".txt", markdown)] == [4, 8, 11]
 
 
 def test_the_version_pattern_finds_what_it_is_for() -> None:

@@ -46,7 +46,7 @@ def drain_step(record: Record, service: Service, traffic: Traffic) -> Step:
     if traffic.skipped:
         return leave_out(TRAFFICDRAIN, traffic.skipped)
     if (resumed(record, UPDATE, service.version) and succeeded(record, TRAFFICROLLOUT)
-            and ROLLBACK not in [ptype for ptype, _ in ran(record)]):
+            and ROLLBACK not in [ptype for ptype, _result in ran(record)]):
         return leave_out(TRAFFICDRAIN, "this update had rolled the traffic out to the new version already: "
                                        "draining it again would only cut the service off")
     return take(TRAFFICDRAIN, "the traffic is off while the database and the release change")

@@ -272,6 +272,13 @@ def _handles(handled: Handled, exc: Any) -> bool:
     return any(isinstance(exc, h) if isinstance(h, type) else status == h for h in handled)  # type: ignore[union-attr]
 
 
+def _catching(caught: Any) -> Any:
+    """The exception class an except clause takes: `caught`, else the dynamic
+    client's. Called only when something was raised, so that kubernetes is
+    imported only then (common/compat.py)."""
+    return caught or compat.DynamicApiError
+
+
 @contextlib.contextmanager
 def answered(handled: Handled = lambda exc: True, caught: Any = None) -> Iterator[Answer]:
     """Around an API call whose refusal the caller handles itself: an answer
@@ -282,7 +289,7 @@ def answered(handled: Handled = lambda exc: True, caught: Any = None) -> Iterato
     answer = Answer()
     try:
         yield answer
-    except (caught or compat.DynamicApiError) as exc:
+    except _catching(caught) as exc:
         if not _handles(handled, exc):
             raise
         answer.error = exc
@@ -299,7 +306,7 @@ def api_call(verb: str, what: str, namespace: Optional[str] = None, *,
     answer = Answer()
     try:
         yield answer
-    except (caught or compat.DynamicApiError) as exc:
+    except _catching(caught) as exc:
         if not _handles(handled, exc):
             raise api_error(exc, verb, what, namespace) from exc
         answer.error = exc

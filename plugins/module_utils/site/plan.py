@@ -102,8 +102,8 @@ def _refuse_unsupported(site: Site, paths: Mapping[Key, Optional[openstack_relea
     refused = [f"{site.name(k)} ({k[0]}): {p.reason}" for k, p in sorted(paths.items()) if p is not None and not p.supported]
     if refused:
         raise SiteError("site plan refused, nothing changed: " + "; ".join(refused)
-                         + ". Set each service's version to the next release on its path, run the site, then "
-                           "the next; a service's release comes back only through playbooks/rollback.yml")
+                        + ". Set each service's version to the next release on its path, run the site, then "
+                          "the next; a service's release comes back only through playbooks/rollback.yml")
 
 
 def _name(dep: Dependency, seen_from: str) -> str:

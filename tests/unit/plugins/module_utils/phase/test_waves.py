@@ -244,7 +244,7 @@ def test_before_the_release_exists_its_own_services_are_to_come() -> None:
     chosen = _install("keystone", [f"job-{t}" for t in KEYSTONE_JOBS])
     asked: List[Dependency] = []
     waves.check(chosen, _chart("keystone"), "openstack", _absent_from_the_cluster(asked),
-                       release_creates=True)
+                release_creates=True)
     assert {d.describe() for d in asked} == {"Service openstack/mariadb"}
     with pytest.raises(PhaseError, match="waits for Service openstack/keystone-api"):
         waves.check(chosen, _chart("keystone"), "openstack", _absent_from_the_cluster([]))
@@ -254,7 +254,7 @@ def test_a_job_is_not_to_come_with_the_release() -> None:
     chosen = _install("keystone", ["job-db-sync"])
     with pytest.raises(PhaseError) as err:
         waves.check(chosen, _chart("keystone"), "openstack", _absent_from_the_cluster([]),
-                           release_creates=True)
+                    release_creates=True)
     assert "waits for Job openstack/keystone-db-init" in str(err.value)
 
 
@@ -262,7 +262,7 @@ def test_a_service_the_chart_does_not_render_is_not_to_come() -> None:
     chosen = _install("placement", ["job-ks-*"])
     with pytest.raises(PhaseError, match="waits for Service openstack/keystone-api"):
         waves.check(chosen, _chart("placement"), "openstack", lambda dep: dep.kind == "Job",
-                           release_creates=True)
+                    release_creates=True)
 
 
 def test_a_service_a_flow_beside_it_creates_is_waited_for_and_said() -> None:
@@ -275,10 +275,10 @@ def test_a_service_a_flow_beside_it_creates_is_waited_for_and_said() -> None:
         reads.append(1)
         return {("Service", "openstack", "keystone-api"): "keystone"}
     beside = waves.check(chosen, _chart("placement"), "openstack", lambda dep: dep.kind == "Job",
-                                provided=provided)
+                         provided=provided)
     assert beside == ["Service openstack/keystone-api: keystone's flow, running beside this one, creates it"]
     assert reads  # read only once something is not in the phase
     # Another service's object is still refused.
     with pytest.raises(PhaseError, match="waits for Service openstack/keystone-api"):
         waves.check(chosen, _chart("placement"), "openstack", lambda dep: dep.kind == "Job",
-                           provided=lambda: {("Service", "openstack", "nova-api"): "nova"})
+                    provided=lambda: {("Service", "openstack", "nova-api"): "nova"})

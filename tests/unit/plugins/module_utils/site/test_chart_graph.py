@@ -75,7 +75,7 @@ def test_a_cycle_of_pods_is_refused_naming_the_pods() -> None:
                  "spec": {"template": {"metadata": {"labels": labels},
                                        "spec": {"initContainers": [{"name": "init", "env": env}]}}}}]
     with pytest.raises(SiteError, match=r"the site's pods wait for each other in a cycle: Deployment a-api \(a\) "
-                                         r"waits for Deployment b-api \(b\) waits for Deployment a-api \(a\)"):
+                                        r"waits for Deployment b-api \(b\) waits for Deployment a-api \(a\)"):
         derive(_renders({"a": chart("a", "b"), "b": chart("b", "a")}))
 
 

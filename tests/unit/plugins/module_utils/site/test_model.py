@@ -45,7 +45,7 @@ def test_a_dependency_is_in_the_dependents_namespace_unless_it_names_one(text: s
                                   "mariadb>=10.6,<11", 42, None, {"name": "mariadb"}])
 def test_a_malformed_dependency_says_how_to_write_one(text: Any) -> None:
     with pytest.raises(SiteError, match=r"^malformed dependency .*: write name, name>=min_version or "
-                                         r"namespace/name>=min_version$"):
+                                        r"namespace/name>=min_version$"):
         parse_dependency(text, "openstack")
 
 

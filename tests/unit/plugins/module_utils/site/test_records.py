@@ -96,7 +96,7 @@ def test_a_denied_cluster_wide_list_is_one_list_per_namespace() -> None:
 def test_a_denied_namespace_fails_the_plan_naming_what_to_grant() -> None:
     res = _Lifecycles({(None, None): _denied(None), ("infra", None): _denied("infra")})
     with pytest.raises(KubeError, match=r"^forbidden: the credentials in use may not list servicelifecycles "
-                                         r"in namespace infra\. Grant the verb 'list'"):
+                                        r"in namespace infra\. Grant the verb 'list'"):
         read_records(_Dyn(res), ["openstack", "infra"])
 
 
