@@ -113,6 +113,27 @@ def test_the_wait_returns_only_once_the_old_pod_is_deleted(dyn, namespace) -> No
     assert len(new) == 1 and new[0] != old
 
 
+def test_the_wait_of_an_unhindered_rollout_returns_with_the_old_pod_gone(dyn, namespace) -> None:
+    """No finalizer: the rollout deletes the old pod and the bed confirms it at
+    once. The return is after the deletion by cause, not by a clock: the old
+    pod is read at once after the return, and is not found."""
+    deployments = dyn.resources.get(api_version="apps/v1", kind="Deployment")
+    pods = dyn.resources.get(api_version="v1", kind="Pod")
+    deployments.create(body=deployment("api"), namespace=namespace)
+    kube.wait_for(dyn, "apps/v1", "Deployment", "api", namespace,
+                  lambda d: kube.has_condition("Available")(d) and rolled_out(d), timeout=60)
+    (old,) = [p["metadata"]["name"] for p in pods.get(namespace=namespace, label_selector="app=api").to_dict()["items"]]
+    events = PodEvents(dyn, namespace, old)
+    events.start()
+    deployments.patch(name="api", namespace=namespace, content_type="application/merge-patch+json",
+                      body={"spec": {"template": {"metadata": {"annotations": {"config-hash": "2"}}}}})
+    waited = wait_gone(dyn, namespace, [("Deployment", "api")], timeout=120)
+    assert kube.get_or_none(dyn, "v1", "Pod", old, namespace) is None
+    assert waited and waited[0].startswith(f"{old} (Deployment api, ")
+    events.until(("DELETED", old, True))
+    assert wait_gone(dyn, namespace, [("Deployment", "api")], timeout=120) == []  # nothing old left: at once
+
+
 def test_the_wait_times_out_naming_the_old_pod_a_finalizer_holds(dyn, namespace) -> None:
     deployments = dyn.resources.get(api_version="apps/v1", kind="Deployment")
     pods = dyn.resources.get(api_version="v1", kind="Pod")
