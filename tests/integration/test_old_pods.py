@@ -159,3 +159,60 @@ def test_the_wait_times_out_naming_the_old_pod_a_finalizer_holds(dyn, namespace)
         except ApiException as exc:
             if exc.status != 404:
                 raise
+
+
+def statefulset(name: str) -> Dict[str, Any]:
+    labels = {"app": name}
+    return {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": name},
+            "spec": {"replicas": 2, "serviceName": name, "selector": {"matchLabels": labels},
+                     "template": {"metadata": {"labels": labels, "annotations": {"config-hash": "1"}},
+                                  "spec": {"containers": [{"name": "db", "image": "registry.invalid/db:1"}]}}}}
+
+
+def daemonset(name: str) -> Dict[str, Any]:
+    labels = {"app": name}
+    return {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": name},
+            "spec": {"selector": {"matchLabels": labels},
+                     "template": {"metadata": {"labels": labels, "annotations": {"config-hash": "1"}},
+                                  "spec": {"containers": [{"name": "agent", "image": "registry.invalid/agent:1"}]}}}}
+
+
+def settled(d: Dict[str, Any]) -> bool:
+    """A StatefulSet's or DaemonSet's controller done with its current generation, every pod ready."""
+    status = d.get("status") or {}
+    if status.get("observedGeneration") != d["metadata"]["generation"]:
+        return False
+    if d["kind"] == "StatefulSet":
+        return status.get("readyReplicas") == 2 and status.get("currentRevision") == status.get("updateRevision")
+    desired = status.get("desiredNumberScheduled")
+    return bool(desired) and status.get("numberReady") == desired == status.get("updatedNumberScheduled")
+
+
+@pytest.mark.parametrize("body", [statefulset("db"), daemonset("agent")], ids=["StatefulSet", "DaemonSet"])
+def test_the_pods_a_controller_rolls_are_judged_by_its_revisions(dyn, namespace, body) -> None:
+    """The revisions as the real controllers write them: a StatefulSet's
+    updateRevision, a DaemonSet's newest ControllerRevision, and the label
+    each puts on its pods. The wait returns once no pod carries an older one
+    and none is terminating."""
+    kind, name = body["kind"], body["metadata"]["name"]
+    res = dyn.resources.get(api_version="apps/v1", kind=kind)
+    pods = dyn.resources.get(api_version="v1", kind="Pod")
+    res.create(body=body, namespace=namespace)
+    kube.wait_for(dyn, "apps/v1", kind, name, namespace, settled, timeout=60)
+    before = {p["metadata"]["name"]: p["metadata"]["labels"]["controller-revision-hash"]
+              for p in pods.get(namespace=namespace, label_selector=f"app={name}").to_dict()["items"]}
+    res.patch(name=name, namespace=namespace, content_type="application/merge-patch+json",
+              body={"spec": {"template": {"metadata": {"annotations": {"config-hash": "2"}}}}})
+    waited = wait_gone(dyn, namespace, [(kind, name)], timeout=120)
+    after = pods.get(namespace=namespace, label_selector=f"app={name}").to_dict()["items"]
+    live = res.get(name=name, namespace=namespace).to_dict()
+    if kind == "StatefulSet":
+        current = live["status"]["updateRevision"]
+    else:
+        owned = [r for r in dyn.resources.get(api_version="apps/v1", kind="ControllerRevision").get(
+            namespace=namespace).to_dict()["items"] if r["metadata"]["ownerReferences"][0]["uid"] == live["metadata"]["uid"]]
+        current = max(owned, key=lambda r: r["revision"])["metadata"]["labels"]["controller-revision-hash"]
+    assert current not in before.values()  # the patch made a new revision
+    assert after and all(p["metadata"]["labels"]["controller-revision-hash"] == current for p in after)
+    assert all("deletionTimestamp" not in p["metadata"] for p in after)  # (a replacement may not be created yet)
+    assert waited and {w.split(" ", 1)[0] for w in waited} <= set(before)
