@@ -17,10 +17,10 @@ message, instead of at the timeout.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, List, Mapping, Optional
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Set, Tuple
 
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.readiness import (
-    FAILED, Readiness, container_statuses,
+    CURRENT, FAILED, IN_PROGRESS, Readiness, container_statuses,
 )
 
 # Three failed runs: one or two failures are often a dependency that is not up
@@ -35,6 +35,12 @@ FAILURE_THRESHOLD = "FailureThreshold"
 UNSCHEDULABLE = "Unschedulable"
 JOB_NAME_LABEL = "batch.kubernetes.io/job-name"
 MESSAGE_CHARS = 300
+# How a Job's exit codes read, beside 0 (phase/migration_jobs.py): "warning=1;repeat=1".
+# A warning exit passes the Job with a warning; a repeat exit runs it again
+# and is no failed run; any other non-zero exit is a failure.
+EXIT_CODES_ANNOTATION = "lifecycle.openstack.org/exit-codes"
+OUTPUT_CHARS = 2000
+WARNING = "Warning"
 
 
 @dataclass(frozen=True)
@@ -82,12 +88,46 @@ def _sidecars(pod: Mapping[str, Any]) -> set:
             if c.get("restartPolicy") == "Always"}
 
 
+def exit_codes(job: Mapping[str, Any]) -> Dict[str, Set[int]]:
+    """{"warning": {1}, "repeat": {1}} as the Job's annotation says; empty without it."""
+    text = str(((job.get("metadata") or {}).get("annotations") or {}).get(EXIT_CODES_ANNOTATION) or "")
+    out: Dict[str, Set[int]] = {}
+    for part in text.split(";"):
+        word, _sep, codes = part.partition("=")
+        if word.strip() and codes.strip():
+            out[word.strip()] = {int(c) for c in codes.split(",") if c.strip().lstrip("-").isdigit()}
+    return out
+
+
+def pod_exit(pod: Mapping[str, Any]) -> Optional[Tuple[int, str]]:
+    """The exit code and output (termination message) of a pod's main container
+    that ended, if it did."""
+    for label, cstatus in container_statuses(pod):
+        term = (cstatus.get("state") or {}).get("terminated") or {}
+        if label == "container" and term:
+            return int(term.get("exitCode", 0) or 0), str(term.get("message") or "").strip()
+    return None
+
+
+def output(text: str) -> str:
+    """A container's output as one message: its lines joined, the start cut when long."""
+    lines = " | ".join(line.rstrip() for line in str(text).splitlines() if line.strip())
+    return lines if len(lines) <= OUTPUT_CHARS else "... " + lines[-OUTPUT_CHARS:]
+
+
 def failure_count(job: Mapping[str, Any], pods: Iterable[Mapping[str, Any]]) -> int:
     """Failed runs of a Job: its containers' restarts plus its failed pods.
 
     The Job's own ``status.failed`` counts failed pods that are gone already;
-    the pods seen count failures the Job controller has not recorded yet."""
+    the pods seen count failures the Job controller has not recorded yet.
+    A Job whose exit codes are annotated counts only the exits it does not
+    expect, from its pods (they run with restartPolicy Never and stay)."""
     pods = list(pods)
+    codes = exit_codes(job)
+    if codes:
+        expected = codes.get("warning", set()) | codes.get("repeat", set())
+        return sum(1 for p in pods if (pod_exit(p) or (0, ""))[0] not in expected | {0}
+                   and (p.get("status") or {}).get("phase") == "Failed")
     restarts = 0
     for pod in pods:
         sidecars = _sidecars(pod)
@@ -120,6 +160,29 @@ def one_line(text: str) -> str:
     return last if len(last) <= MESSAGE_CHARS else last[:MESSAGE_CHARS] + " ..."
 
 
+def _by_exit_code(base: Readiness, job: Mapping[str, Any], pods: List[Mapping[str, Any]]) -> Optional[Readiness]:
+    """A Job with annotated exit codes: Failed on a warning code is a pass
+    with that warning; a failure says the code and the whole output; a
+    repeat is a run more, said while the Job runs again."""
+    codes = exit_codes(job)
+    ended = sorted(((p.get("status") or {}).get("startTime") or "", p["metadata"]["name"], pod_exit(p))
+                   for p in pods if pod_exit(p) is not None)
+    last = ended[-1] if ended else None
+    if base.state == FAILED:
+        if last is None:
+            # The Job controller saw its pod end before this watch did: wait for the pod's word.
+            return Readiness(IN_PROGRESS, f"{base.message}; reading its pod's exit code")
+        code, text = last[2]
+        if code in codes.get("warning", set()):
+            return Readiness(CURRENT, f"passed with a warning (exit {code}): {output(text) or 'no output'}", WARNING)
+        return Readiness(FAILED, f"pod {last[1]} exited {code}: {output(text) or 'no output'}", base.reason)
+    repeats = [e for e in ended if e[2][0] in codes.get("repeat", set())]
+    if repeats and not base.terminal:
+        return Readiness(base.state, f"{base.message}; run {len(repeats) + 1}: the last reported more to do "
+                                     f"(exit {repeats[-1][2][0]}): {one_line(repeats[-1][2][1])}")
+    return None
+
+
 def unschedulable(pod: Mapping[str, Any]) -> Optional[str]:
     """The scheduler's message for a pod it could not place, else None."""
     if (pod.get("status") or {}).get("phase", "Pending") != "Pending":
@@ -138,6 +201,10 @@ def judge(base: Readiness, job: Optional[Mapping[str, Any]], pods: List[Mapping[
     `base` is what the object says of itself; a terminal one stands.
     `unschedulable_for(pod)` says for how many seconds the waiter has seen the
     pod unschedulable."""
+    if job is not None and exit_codes(job):
+        read = _by_exit_code(base, job, pods)
+        if read is not None:
+            return read
     if base.terminal:
         return base
     notes: List[str] = []
