@@ -78,10 +78,17 @@ options:
     type: str
     default: ''
   strategy:
-    description: How an C(update) moves the service; C(drain) (drain, upgrade, rollout, test) is the one there is.
+    description:
+      - How an C(update) moves the service, over the flow input C(update_strategy).
+      - C(rolling) checks, backs up and expands the database while the old release runs, rolls the
+        pods while the traffic flows, then (once no pod of the old release is left) runs the online
+        migrations and the contract, and tests; it needs a project that supports rolling upgrades.
+      - C(drain) checks, drains, upgrades (the chart's db-sync as the chart defines it), rolls the
+        traffic out and tests.
+      - Not given, the input's, and without that C(rolling) where the project (by the chart's name)
+        supports rolling upgrades, C(drain) otherwise.
     type: str
-    choices: [drain]
-    default: drain
+    choices: [drain, rolling]
 attributes:
   action:
     description: Runs on the controller as an action plugin, with no module process.
@@ -199,4 +206,19 @@ traffic_backend:
   returned: always
   type: str
   sample: service_selector
+strategy:
+  description: The strategy an C(update) runs (C(rolling) or C(drain)); its reason is the start step's.
+  returned: always
+  type: str
+  sample: rolling
+jobs:
+  description:
+    - The Jobs of an update's C(check), C(expand) (the upgrade phase of a rolling update) and
+      C(contract) phases, from the collection's table of OpenStack projects and the flow input
+      C(upgrade_commands); each with C(step), C(name), C(command), C(warning_exit_codes),
+      C(repeat_exit_codes) and C(attempts), as the phase module takes them.
+  returned: always
+  type: dict
+  sample: {check: [{step: check, name: check, command: [keystone-status, upgrade, check],
+           warning_exit_codes: [1], repeat_exit_codes: [], attempts: 1}]}
 """

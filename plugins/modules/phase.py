@@ -52,7 +52,7 @@ options:
   type:
     description: The phase type.
     type: str
-    choices: [install, test, upgrade, rollback, uninstall, trafficdrain, trafficrollout]
+    choices: [install, test, upgrade, rollback, uninstall, trafficdrain, trafficrollout, check, contract]
     required: true
   namespace:
     description: The namespace of the Phase and of every object it owns.
@@ -243,6 +243,49 @@ options:
           - Not part of the Phase's identity.
         type: str
         choices: [fail, warn]
+      jobs:
+        description:
+          - The expand Jobs of a rolling update, run instead of the chart's db-sync
+            after the backup (the items are as in O(check.jobs)).
+          - Left out, the phase runs the chart's db-sync as the chart defines it.
+        type: list
+        elements: dict
+  check:
+    description:
+      - Options of a check phase, an update's first step.
+      - Its Jobs are made from the chart's own db-sync Job at the new release (its
+        image, init containers, config, secrets and mounts) with the command
+        replaced; the Secrets and ConfigMaps they read are copies the Phase owns,
+        so nothing the running service uses changes.
+    type: dict
+    suboptions:
+      jobs:
+        description:
+          - The Jobs, one a command, as the C(lcm.openstack.flow_steps) module
+            returns them from the collection's table of OpenStack projects.
+          - Each has C(step) (check, expand, online or contract), C(name) (the
+            suffix of the Job's name), C(command) (a list of arguments), and
+            optionally C(warning_exit_codes) (exits that pass with a warning, a
+            check's 1), C(repeat_exit_codes) (exits that run the Job again, an
+            online migration's 1) and C(attempts).
+          - Any other non-zero exit fails the Job and the phase, with the
+            container's output.
+        type: list
+        elements: dict
+        required: true
+  contract:
+    description:
+      - Options of a contract phase, the end of a rolling update's database work.
+      - It first waits until the release's workloads run the new release and no
+        pod of the old one is left, then runs the chart's db-sync (a
+        post-upgrade job), the online data migrations (again while they report
+        more to do) and the contract Jobs, made as in O(check.jobs).
+    type: dict
+    suboptions:
+      jobs:
+        description: The online migration and contract Jobs (see O(check.jobs)).
+        type: list
+        elements: dict
   rollback:
     description: Options of a rollback phase.
     type: dict
@@ -590,7 +633,9 @@ def argument_spec():
         binary_path=dict(type="path", aliases=["helm_binary"]),
         upgrade=dict(type="dict", options=dict(
             backup_database=dict(type="bool"), backup_timeout=dict(type="int"), backup=BACKUP,
-            missing_job=MISSING_JOB)),
+            missing_job=MISSING_JOB, jobs=dict(type="list", elements="dict"))),
+        check=dict(type="dict", options=dict(jobs=dict(type="list", elements="dict", required=True))),
+        contract=dict(type="dict", options=dict(jobs=dict(type="list", elements="dict"))),
         rollback=dict(type="dict", options=dict(
             to_revision=dict(type="int"), restore_database=dict(type="bool"), backup_ref=dict(type="str"),
             backup=BACKUP, missing_job=MISSING_JOB)),

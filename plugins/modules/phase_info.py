@@ -21,7 +21,7 @@ options:
   type:
     description: Only Phases of this type.
     type: str
-    choices: [install, test, upgrade, rollback, uninstall, trafficdrain, trafficrollout]
+    choices: [install, test, upgrade, rollback, uninstall, trafficdrain, trafficrollout, check, contract]
   state:
     description: Only Phases in this state.
     type: str

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, Mapping
 
+from ansible_collections.lcm.openstack.plugins.module_utils.common import openstack_upgrade
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import InputError
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import FLOWS
 from ansible_collections.lcm.openstack.plugins.module_utils.flows import greenfield, remove, rollback, update
@@ -43,8 +44,8 @@ def flow_steps(args: Mapping[str, Any]) -> Dict[str, Any]:
         undo = boolean(args.get("undo", False))
     except Bad as exc:
         raise BadArguments(f"undo must be {exc}") from None
-    strategy = args.get("strategy") or update.DRAIN
-    if strategy not in update.STRATEGIES:
+    strategy = str(args.get("strategy") or (given.get("inputs") or {}).get("update_strategy") or update.AUTO)
+    if strategy != update.AUTO and strategy not in update.STRATEGIES:
         raise BadArguments(f"strategy must be one of {', '.join(update.STRATEGIES)}, got {strategy!r}")
     if undo and name not in UNDONE:
         raise BadArguments(f"undo is for the {' and '.join(UNDONE)} flows: a failed {name} is not undone")
@@ -74,7 +75,8 @@ def decide(name: str, record: Mapping[str, Any], service: Service, traffic: Traf
     if name == UPDATE:
         if undo:
             return update.undo(record, traffic, bool(inputs.get("restore_database")), backup_ref)
-        return update.decide(record, service, traffic, release, strategy)
+        steps = openstack_upgrade.steps(str(inputs.get("chart") or service.service), inputs.get("upgrade_commands"))
+        return update.decide(record, service, traffic, release, strategy, steps)
     if name == REMOVE:
         return remove.decide(record, service, traffic, release)
     return rollback.decide(record, service, traffic, int(inputs.get("to_revision") or 0),

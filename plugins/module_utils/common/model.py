@@ -42,7 +42,7 @@ DEPENDENCIES_FAILED = ("DependencyLost", "Timeout")
 FLOWS = ("greenfield", "update", "rollback", "remove")
 
 PHASE_TYPES = (
-    "install", "test", "upgrade", "rollback", "uninstall", "trafficdrain", "trafficrollout",
+    "install", "test", "upgrade", "rollback", "uninstall", "trafficdrain", "trafficrollout", "check", "contract",
 )
 
 # The ServiceLifecycle state while a phase of each type runs.
@@ -54,6 +54,10 @@ RUNNING_STATE = {
     "uninstall": "Removing",
     "trafficdrain": "Draining",
     "trafficrollout": "Operational",
+    # An update's checks and contract: the service is being upgraded (its
+    # checks run before anything changes, its contract after the release moved).
+    "check": "Upgrading",
+    "contract": "Upgrading",
 }
 
 # Phase states (status.state) and object states (kstatus words).
@@ -89,6 +93,10 @@ DEFAULT_TEMPLATES = {
     "test": ["templates/pod-rally-test.yaml", "templates/pod-*test*.yaml"],
     "trafficdrain": [],
     "trafficrollout": [],
+    # The checks are made from the db-sync Job (phase/migration_jobs.py); a
+    # contract runs the db-sync itself (a post-upgrade job) before them.
+    "check": ["templates/job-db-sync.yaml"],
+    "contract": ["templates/job-db-sync.yaml"],
 }
 
 # Jobs that only one phase type runs, and install's job-* therefore leaves
@@ -111,8 +119,12 @@ PHASE_ONLY_TEMPLATES = {
 # Every template: a workload is one by its kind, whatever its file is called
 # (openvswitch's templates/daemonset.yaml, mariadb's templates/statefulset.yaml).
 WORKLOAD_TEMPLATES = ("*",)
-RELEASE_WORKLOADS = {"install": WORKLOAD_TEMPLATES, "test": WORKLOAD_TEMPLATES}
-RELEASE_WORKLOADS_FIRST = ("test",)
+# A contract waits for them first too: the old release's pods must be gone
+# before the schema loses what they use (phase/runner.py then waits for the
+# last old pod to go, kube/old_pods.py).
+RELEASE_WORKLOADS = {"install": WORKLOAD_TEMPLATES, "test": WORKLOAD_TEMPLATES, "contract": WORKLOAD_TEMPLATES}
+RELEASE_WORKLOADS_FIRST = ("test", "contract")
+OLD_PODS_GONE_FIRST = ("contract",)
 # The key a gate-mode drain adds to a Service's selector, so that it selects
 # nothing (traffic/gate.py): a Service that carries it is closed.
 TRAFFIC_GATE_LABEL = f"{GROUP}/traffic"

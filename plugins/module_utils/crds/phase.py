@@ -41,11 +41,34 @@ class BackupSource(TypedDict, total=False):
     node: str
 
 
+class _MigrationJobKeys(TypedDict):
+    step: str  # check, expand, online or contract
+    name: str
+    command: List[str]
+
+
+class MigrationJob(_MigrationJobKeys, total=False):
+    """A Job made from the chart's db-sync Job (phase/migration_jobs.py)."""
+
+    warningExitCodes: List[int]
+    repeatExitCodes: List[int]
+    attempts: int
+
+
 class PhaseUpgrade(TypedDict, total=False):
     backupDatabase: bool
     backupTimeoutSeconds: int
     backup: BackupSource
     missingJob: str  # fail or warn
+    jobs: List[MigrationJob]  # the expand Jobs, run instead of the chart's db-sync
+
+
+class PhaseCheck(TypedDict, total=False):
+    jobs: List[MigrationJob]
+
+
+class PhaseContract(TypedDict, total=False):
+    jobs: List[MigrationJob]  # online migrations, then contract, after the chart's db-sync
 
 
 class PhaseRollback(TypedDict, total=False):
@@ -97,6 +120,8 @@ class PhaseSpec(_PhaseSpecKeys, total=False):
     failure: PhaseFailure
     source: PhaseSource
     upgrade: PhaseUpgrade
+    check: PhaseCheck
+    contract: PhaseContract
     rollback: PhaseRollback
     uninstall: PhaseUninstall
     test: PhaseTest

@@ -22,16 +22,19 @@ from __future__ import annotations
 from typing import Tuple
 
 from ansible_collections.lcm.openstack.plugins.module_utils.flows.steps import (
-    END, FIND_BACKUP, OPERATIONAL, ROLLBACK, ROLLBACK_FLOW, START, SUCCEEDED, TEST, TRAFFICDRAIN, TRAFFICROLLOUT,
-    Plan, Record, RollbackTo, Service, Step, Traffic, flow, leave_out, nothing, resumed, rollout, state, succeeded,
+    BEFORE_CONTRACT, END, FIND_BACKUP, OPERATIONAL, ROLLBACK, ROLLBACK_FLOW, START, SUCCEEDED, TEST, TRAFFICDRAIN, TRAFFICROLLOUT,
+    Plan, Record, RollbackTo, Service, Step, Traffic, before_contract, flow, leave_out, nothing, resumed, rollout, state, succeeded,
     take,
 )
 
 
-def chain(record: Record, flow_name: str, traffic: Traffic, to: RollbackTo) -> Tuple[Step, ...]:
+def chain(record: Record, flow_name: str, traffic: Traffic, to: RollbackTo, keep_traffic: str = "") -> Tuple[Step, ...]:
     """Close the gate, return the service to `to`, give it its traffic back, test it.
-    `record` is the service's record as the chain starts, `flow_name` the flow that runs it."""
-    if traffic.skipped:
+    `record` is the service's record as the chain starts, `flow_name` the flow that runs it.
+    `keep_traffic`: why the traffic is not touched (a rollback before a rolling update's contract)."""
+    if keep_traffic:
+        drain = leave_out(TRAFFICDRAIN, keep_traffic)
+    elif traffic.skipped:
         drain = leave_out(TRAFFICDRAIN, traffic.skipped)
     elif resumed(record, flow_name) and succeeded(record, TRAFFICROLLOUT, after=ROLLBACK):
         drain = leave_out(TRAFFICDRAIN, f"this {flow_name} had rolled the traffic out after its rollback already: "
@@ -42,8 +45,9 @@ def chain(record: Record, flow_name: str, traffic: Traffic, to: RollbackTo) -> T
     database = "its database restored" if to.restore else "its database as it is"
     return (
         drain,
-        take(ROLLBACK, f"back to {where}, {database}"),
-        rollout(traffic, "the rolled-back service gets its traffic back"),
+        take(ROLLBACK, f"back to {where}, {database}" + (" (before the contract)" if keep_traffic else "")),
+        leave_out(TRAFFICROLLOUT, keep_traffic) if keep_traffic
+        else rollout(traffic, "the rolled-back service gets its traffic back"),
         take(TEST, "the rolled-back service's tests, through the Service as any client"),
     )
 
@@ -58,11 +62,14 @@ def decide(record: Record, service: Service, traffic: Traffic, to_revision: int,
     if done(record, to_revision):
         return nothing(ROLLBACK_FLOW, f"The last rollback of {service.service} succeeded and it is Operational; "
                                       "give to_revision to roll back further.")
-    to = RollbackTo(revision=to_revision, restore=restore_database, version=service.version)
+    # The last flow a rolling update that stopped before its contract: the
+    # schema still serves the old release, and nothing is restored.
+    keep = BEFORE_CONTRACT if restore_database and before_contract(record) else ""
+    to = RollbackTo(revision=to_revision, restore=restore_database and not keep, version=service.version)
     steps = (
         take(FIND_BACKUP, "the release, the revision and the backup are found before anything changes, or refused"),
         take(START, "a rollback asked for"),
-    ) + chain(record, ROLLBACK_FLOW, traffic, to) + (
+    ) + chain(record, ROLLBACK_FLOW, traffic, to, keep_traffic=keep) + (
         take(END, "every step passed: the flow ends, Operational"),
     )
     return Plan(ROLLBACK_FLOW, steps, planned=(TRAFFICDRAIN, ROLLBACK, TRAFFICROLLOUT, TEST), rollback=to,

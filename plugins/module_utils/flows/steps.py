@@ -18,7 +18,7 @@ task (or one role) a step, and decide nothing else.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 # The flows.
@@ -33,6 +33,8 @@ START = "start"  # start the flow on the ServiceLifecycle (or continue the one a
 TRAFFICDRAIN = "trafficdrain"
 INSTALL = "install"
 UPGRADE = "upgrade"
+CHECK = "check"  # the project's upgrade checks, before anything changes
+CONTRACT = "contract"  # a rolling update's last database step, once no old pod is left
 ROLLBACK = "rollback"
 TRAFFICROLLOUT = "trafficrollout"
 TEST = "test"
@@ -124,6 +126,10 @@ class Plan:
     from_revision: int = 0  # the revision an update starts from (and rolls back to)
     rollback: Optional[RollbackTo] = None
     traffic_backend: str = ""  # the backend the traffic steps use
+    strategy: str = ""  # an update's: rolling or drain
+    # The Jobs of an update's phases, made from the chart's db-sync Job
+    # (common/openstack_upgrade.py): {check: [...], expand: [...], contract: [...]}.
+    jobs: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def run(self) -> List[str]:
@@ -136,7 +142,8 @@ class Plan:
             "planned": list(self.planned), "from_revision": self.from_revision,
             "rollback": {"revision": self.rollback.revision, "restore": self.rollback.restore,
                          "version": self.rollback.version} if self.rollback else {},
-            "traffic_backend": self.traffic_backend,
+            "traffic_backend": self.traffic_backend, "strategy": self.strategy,
+            "jobs": {k: list(v) for k, v in self.jobs.items()},
         }
 
 
@@ -196,6 +203,17 @@ def after_failure(name: str, started: bool, ended: bool) -> Plan:
     if ended:
         return Plan(name, (leave_out(END, "the flow was ended already, with what its undo did"),))
     return Plan(name, (take(END, "the flow ends Failed where it stands"),))
+
+
+BEFORE_CONTRACT = ("a rolling update that failed before its contract: the expanded schema still serves the old "
+                   "release, so the rollback is Helm's alone, with no database restore, and the traffic keeps flowing")
+
+
+def before_contract(record: Record) -> bool:
+    """The record's flow is a rolling update (it planned a contract) whose contract has not started."""
+    current = flow(record)
+    return (current.get("name") == UPDATE and CONTRACT in (current.get("planned") or [])
+            and CONTRACT not in [ptype for ptype, _result in ran(record)])
 
 
 def rollout(traffic: Traffic, why: str) -> Step:

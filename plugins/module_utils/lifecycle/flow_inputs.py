@@ -169,6 +169,17 @@ def _per_phase(check_value: Callable[[Any], bool], expected: str) -> Callable[[A
     return parse
 
 
+def _commands(value: Any) -> Dict[str, Any]:
+    """{project: {rolling: bool, check|expand|online|contract: [[argv...], ...]}}, whether given as
+    a mapping or as YAML text. Each project's steps are checked where the update's plan reads them
+    (common/openstack_upgrade.py, by lcm.openstack.flow_steps), before the flow starts."""
+    data = _yaml(value)
+    if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
+        raise Bad("a mapping of project to its steps (check, expand, online, contract: lists of commands) "
+                  "and rolling")
+    return data
+
+
 def _dependencies(value: Any) -> Optional[List[str]]:
     data = _yaml(value)
     if isinstance(data, str):
@@ -219,6 +230,10 @@ INPUTS: Dict[str, Tuple[Callable[[Any], Any], Any, str]] = {
     "dependency_timeout": (_integer(0), 0, "dependency_timeout=1800"),
     "phase_templates": (_per_phase(_templates_ok, "a list of templates"), {},
                         "phase_templates='{upgrade: [templates/job-db-sync.yaml]}'"),
+    # Empty: rolling where the project supports rolling upgrades (common/openstack_upgrade.py), else drain.
+    "update_strategy": (_one_of(("rolling", "drain")), "", "update_strategy=drain"),
+    # Steps for a project the collection's table does not know, or over the table's.
+    "upgrade_commands": (_commands, {}, "upgrade_commands='{mychart: {check: [[mychart-status, upgrade, check]]}}'"),
     "phase_selection": (_per_phase(lambda v: v in SELECTIONS, "one of " + ", ".join(SELECTIONS)), {},
                         "phase_selection='{upgrade: stage}'"),
 }

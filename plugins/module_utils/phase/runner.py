@@ -31,7 +31,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils.kube.api_errors impo
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.cli import Helm, find_helm, merge_values
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.record import Lifecycle
 from ansible_collections.lcm.openstack.plugins.module_utils.common.model import (
-    FAILED, LABEL_PHASE, LABEL_SERVICE, LABEL_SPEC_HASH, LABEL_TYPE, PENDING, PHASE_KIND, RUNNING, SUCCEEDED,
+    FAILED, LABEL_PHASE, OLD_PODS_GONE_FIRST, WORKLOAD_KINDS, LABEL_SERVICE, LABEL_SPEC_HASH, LABEL_TYPE, PENDING, PHASE_KIND, RUNNING, SUCCEEDED,
 )
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.status import StatusWriter
 from ansible_collections.lcm.openstack.plugins.module_utils.common.phase_view import describe_phase
@@ -42,6 +42,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils.phase.spec import (
 )
 from ansible_collections.lcm.openstack.plugins.module_utils.phase.stop import stop_jobs
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.deletion import delete_and_wait
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.failures import WARNING
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.tracker import Target
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.waiter import wait_for
 
@@ -156,6 +157,10 @@ class PhaseRunner:
         self.warnings += nothing
         rendered = steps.without_unasked(rendered, req.type, req.options)
         chosen = selection.select(rendered, req.type, src.mode, src.templates, req.namespace)
+        if req.options.get("jobs"):
+            # Imported here: only an upgrade's check, expand or contract makes its Jobs so.
+            from ansible_collections.lcm.openstack.plugins.module_utils.phase import migration_jobs  # pylint: disable=import-outside-toplevel
+            chosen = migration_jobs.chosen(chosen, rendered, req.type, req.options["jobs"])
         self.cronjob_step, warnings = backup_step.plan(
             req.type, req.options, req.namespace, req.backup_ref, self.rendered,
             Applier(self.dyn, req.namespace, dry_run=True).get)
@@ -243,6 +248,11 @@ class PhaseRunner:
                                   policy=req.failure_policy, pending=writer, on_gone=gone_reason)
                 writer.record(result)
                 lines.ended(result.states, result.timed_out)
+                # A check that passed with a warning (failures.WARNING): shown, and kept in the Phase status.
+                self.warnings += [f"{kind} {obj_name}: {r.message}" for (kind, obj_name), r in result.states.items()
+                                  if r.reason == WARNING]
+                if not (result.failed or result.timed_out) and req.type in OLD_PODS_GONE_FIRST:
+                    self._old_pods_gone(wave, deadline, lines)
                 if not (result.failed or result.timed_out) and backup_step.takes_backup(req.type, req.backup_ref, wave):
                     writer.backup_taken(req.backup_ref, backup_step.source_of(self.cronjob_step, wave, result))
                 if result.failed:
@@ -258,6 +268,20 @@ class PhaseRunner:
             writer.succeed()
             return {"changed": True, "phase": describe_phase(writer.phase),
                     "objects_applied": actions(applied), "diffs": applied}
+
+    def _old_pods_gone(self, wave: List[render.Rendered], deadline: float, lines: Any) -> None:
+        """A contract's release workloads are Current: wait, by watch, until no
+        pod of the old release is left among them, terminating ones included
+        (kube/old_pods.py), before its Jobs change the schema they use."""
+        workloads = [(o.kind, o.name) for o in wave if o.kind in WORKLOAD_KINDS]
+        if not workloads:
+            return
+        # Imported here: only a contract waits for the old release to go.
+        from ansible_collections.lcm.openstack.plugins.module_utils.kube.old_pods import wait_gone  # pylint: disable=import-outside-toplevel
+        left = wait_gone(self.dyn, self.req.namespace, workloads, max(1.0, deadline - time.monotonic()),
+                         progress=lines.say if lines.on else None)
+        if left and lines.on:
+            lines.say("no pod of the old release is left")
 
     def _dry_run(self, body: Phase, objects: List[render.Rendered],
                  existing: Optional[Phase], attach: bool,

@@ -24,7 +24,9 @@ from ansible_collections.lcm.openstack.plugins.module_utils.common.model import 
 # The per-type block of each phase type: module option -> Phase spec field.
 TYPE_BLOCKS = {
     "upgrade": ("upgrade", {"backup_database": "backupDatabase", "backup_timeout": "backupTimeoutSeconds",
-                            "backup": "backup", "missing_job": "missingJob"}),
+                            "backup": "backup", "missing_job": "missingJob", "jobs": "jobs"}),
+    "check": ("check", {"jobs": "jobs"}),
+    "contract": ("contract", {"jobs": "jobs"}),
     "rollback": ("rollback", {"to_revision": "toRevision", "restore_database": "restoreDatabase",
                               "backup_ref": "backupRef", "backup": "backup", "missing_job": "missingJob"}),
     "uninstall": ("uninstall", {"purge_database": "purgeDatabase", "keep_history": "keepHistory",
@@ -48,7 +50,10 @@ TYPE_BLOCKS = {
 COMMON_BLOCKS = {
     "failure": ("failure", {"threshold": "threshold", "unschedulable_grace": "unschedulableGraceSeconds"}),
 }
-BLOCK_NAMES = ("upgrade", "rollback", "uninstall", "test", "traffic") + tuple(COMMON_BLOCKS)
+BLOCK_NAMES = ("upgrade", "check", "contract", "rollback", "uninstall", "test", "traffic") + tuple(COMMON_BLOCKS)
+# A migration Job's keys (common/openstack_upgrade.JobSpec): option -> Phase spec field.
+JOB_FIELDS = {"step": "step", "name": "name", "command": "command", "warning_exit_codes": "warningExitCodes",
+              "repeat_exit_codes": "repeatExitCodes", "attempts": "attempts"}
 # Fields of a type's block that say how to run it, not what it is: the same
 # phase with another of these is the same run (steps.MISSING_JOB_OPTION).
 NOT_IDENTITY = ("missingJob",)
@@ -123,6 +128,7 @@ class PhaseRequest:
         if backup.get("namespace") and backup["namespace"] != self.namespace:
             raise InputError(f"{self.type}.backup.namespace is {backup['namespace']}, not {self.namespace}: "
                              "the backup CronJob must be in the service's namespace, where its Jobs run")
+        _check_jobs(self.type, self.options.get("jobs"))
         policy = self.options.get("missing_job")
         if policy is not None and policy not in ("fail", "warn"):
             raise InputError(f"{self.type}.missing_job must be fail or warn, not {policy!r}")
@@ -174,6 +180,18 @@ class PhaseRequest:
             self.blocks[own] = dict(value)
 
 
+def _check_jobs(phase_type: str, jobs: Any) -> None:
+    if jobs is None:
+        return
+    if not isinstance(jobs, Sequence) or isinstance(jobs, str):
+        raise InputError(f"{phase_type}.jobs must be a list of Jobs (step, name, command)")
+    for job in jobs:
+        command = job.get("command") if isinstance(job, Mapping) else None
+        if not isinstance(command, Sequence) or isinstance(command, str) or not command or not job.get("name"):
+            raise InputError(f"{phase_type}.jobs: each Job needs a name and a command (a list of arguments), "
+                             f"not {job!r}")
+
+
 def _looks_remote(chart: str) -> bool:
     return chart.startswith(("oci://", "http://", "https://")) or (
         chart.count("/") == 1 and not chart.startswith((".", "/")) and not os.path.exists(chart))
@@ -222,6 +240,11 @@ def build_spec(req: PhaseRequest, objects: List[Dict[str, Any]]) -> PhaseSpec:
         spec["flow"] = req.flow_id
     block_name, fields = TYPE_BLOCKS.get(req.type, ("", {}))
     block = {fields[k]: v for k, v in req.options.items() if v is not None and k in fields}
+    if block.get("jobs"):
+        block["jobs"] = [{JOB_FIELDS[k]: v for k, v in job.items() if k in JOB_FIELDS and v not in (None, [])}
+                         for job in block["jobs"]]
+    elif "jobs" in block:
+        del block["jobs"]
     if block:
         spec[block_name] = block
     policy = req.failure_policy
@@ -234,8 +257,8 @@ def build_spec(req: PhaseRequest, objects: List[Dict[str, Any]]) -> PhaseSpec:
 # owns. Where the chart lies, how it was selected, the values that did not
 # change those objects, and the timeout do not: moving the chart directory or
 # raising the timeout must not run a Succeeded phase again.
-IDENTITY = ("type", "service", "release", "targetVersion", "releaseRevision", "flow", "upgrade", "rollback", "uninstall",
-            "test", "traffic")
+IDENTITY = ("type", "service", "release", "targetVersion", "releaseRevision", "flow", "upgrade", "check", "contract",
+            "rollback", "uninstall", "test", "traffic")
 
 
 def spec_hash(spec: PhaseSpec) -> str:

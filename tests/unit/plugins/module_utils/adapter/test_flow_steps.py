@@ -26,7 +26,7 @@ GIVEN = {"inputs": INPUTS, "traffic_skipped": ""}
     ({"flow": "update", "inputs": GIVEN, "record": ["keystone"]}, "record and release must be mappings"),
     ({"flow": "update", "inputs": GIVEN, "release": "none"}, "record and release must be mappings"),
     ({"flow": "update", "inputs": GIVEN, "undo": "maybe"}, "undo must be true or false"),
-    ({"flow": "update", "inputs": GIVEN, "strategy": "rolling"}, "strategy must be one of drain, got 'rolling'"),
+    ({"flow": "update", "inputs": GIVEN, "strategy": "blue-green"}, "strategy must be one of drain, rolling, got 'blue-green'"),
     ({"flow": "rollback", "inputs": GIVEN, "undo": True}, "a failed rollback is not undone"),
     ({"flow": "remove", "inputs": GIVEN, "undo": "yes"}, "a failed remove is not undone"),
     ({"flow": "update", "inputs": GIVEN, "undo": True, "failed": {"started": True}}, "failed takes started and ended"),
@@ -42,7 +42,8 @@ def test_the_plan_holds_no_input_value() -> None:
     plan = flow_steps({"flow": "update", "inputs": GIVEN, "record": {"state": "Operational", "current_version": "1"},
                        "release": {"operation": "upgrade", "status": {"revision": 3}, "values": INPUTS["values"]}})
     assert "not-a-decision" not in json.dumps(plan)
-    assert set(plan) == {"flow", "run", "steps", "message", "planned", "from_revision", "rollback", "traffic_backend"}
+    assert set(plan) == {"flow", "run", "steps", "message", "planned", "from_revision", "rollback", "traffic_backend",
+                         "strategy", "jobs"}
 
 
 def test_a_skipped_read_says_nothing_of_the_release() -> None:
