@@ -1,7 +1,7 @@
 """The flows end to end on the stock openstack-helm charts, as an operator runs
 them: mariadb (with its backup CronJob), memcached and rabbitmq installed;
-keystone through greenfield, update (a new image tag and a changed value),
-an update whose db-sync breaks, rollback with the database restored, remove
+keystone through greenfield, a drain update (a new image tag and a changed
+value), a drain update whose db-sync breaks, rollback with the database restored, remove
 with a purge, and greenfield again; placement next to it through the same
 flows.
 
@@ -17,112 +17,19 @@ share one namespace, as a site's services do.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-import uuid
-from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Any, Dict, Iterator
 
 import pytest
 from kubernetes import dynamic
 
-from support import bed_faults, kube, openstack_helm, runner_account
-from support.ansible import ROOT
+from support import bed_faults, kube, osh_flows
+from support.osh_flows import GROUP, IMAGE, KEYSTONE_INSTALL_JOBS, Site, failed, keystone_values, ok
 
 pytestmark = pytest.mark.bed
 
-GROUP = "lifecycle.openstack.org/v1alpha1"
-BIN = Path(sys.executable).parent
-IMAGE = "quay.io/airshipit/keystone:{}-ubuntu_noble"
-# The jobs the stock keystone chart renders for an install, each of which the
-# install phase must run (none left to Helm hooks).
-KEYSTONE_INSTALL_JOBS = {
-    "keystone-db-init", "keystone-db-sync", "keystone-rabbit-init", "keystone-credential-setup",
-    "keystone-fernet-setup", "keystone-domain-manage", "keystone-bootstrap",
-}
-
-
-def keystone_values(version: str, **extra: Any) -> Dict[str, Any]:
-    """keystone at one version: the API and db-sync images of that tag."""
-    tag = IMAGE.format(version)
-    values: Dict[str, Any] = {"images": {"tags": {"keystone_api": tag, "keystone_db_sync": tag}}}
-    values.update(extra)
-    return values
-
-
-class Site:
-    """One namespace with the infrastructure, and the flows run in it."""
-
-    def __init__(self, kubeconfig: str, dyn: dynamic.DynamicClient, namespace: str) -> None:
-        self.kubeconfig, self.dyn, self.namespace = kubeconfig, dyn, namespace
-        runner_account.grant_documented(kubeconfig, namespace)
-        self.credential = runner_account.credential_env(dyn, kubeconfig, namespace)
-
-    def flow(self, playbook: str, service: str, **extra: Any) -> subprocess.CompletedProcess:
-        env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0", HELM_BIN=openstack_helm.helm_bin(),
-                   ANSIBLE_COLLECTIONS_PATH=str(ROOT / "build" / "collections"))
-        env.update(self.credential)
-        env.pop("KUBECONFIG")  # the runner has its token, not the administrator's kubeconfig
-        chart = str(openstack_helm.chart(service))
-        variables = {"service": service, "openstack_namespace": self.namespace, "chart": chart, "phase_timeout": 600}
-        variables.update(extra)
-        cmd = [str(BIN / "ansible-playbook"), "-i", str(ROOT / "examples" / "inventory.yml"),
-               str(ROOT / "playbooks" / playbook), "-e", json.dumps(variables)]
-        return subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
-
-    def items(self, api_version: str, kind: str, selector: str = "") -> List[Dict[str, Any]]:
-        res = self.dyn.resources.get(api_version=api_version, kind=kind)
-        return res.get(namespace=self.namespace, label_selector=selector or None).to_dict()["items"]
-
-    def get(self, api_version: str, kind: str, name: str) -> Optional[Dict[str, Any]]:
-        return kube.get_or_none(self.dyn, api_version, kind, name, self.namespace)
-
-    def lifecycle(self, service: str) -> Dict[str, Any]:
-        return (self.get(GROUP, "ServiceLifecycle", service) or {}).get("status") or {}
-
-    def phases(self, service: str, type_: str = "") -> List[Dict[str, Any]]:
-        selector = f"lifecycle.openstack.org/service={service}"
-        if type_:
-            selector += f",lifecycle.openstack.org/phase-type={type_}"
-        found = self.items(GROUP, "Phase", selector)
-        return sorted(found, key=lambda p: p["metadata"]["creationTimestamp"])
-
-    def release(self, name: str) -> Dict[str, Any]:
-        out = subprocess.run([openstack_helm.helm_bin(), "status", name, "-n", self.namespace, "-o", "json"],
-                             env=dict(os.environ, KUBECONFIG=self.kubeconfig), capture_output=True, text=True,
-                             check=False)
-        return json.loads(out.stdout) if out.returncode == 0 else {}
-
-    def api_image(self) -> str:
-        deployment = self.get("apps/v1", "Deployment", "keystone-api") or {}
-        return deployment["spec"]["template"]["spec"]["containers"][0]["image"]
-
-    def ready_endpoints(self, service: str) -> int:
-        slices = self.items("discovery.k8s.io/v1", "EndpointSlice", f"kubernetes.io/service-name={service}")
-        return sum(1 for s in slices for e in s.get("endpoints") or []
-                   if (e.get("conditions") or {}).get("ready"))
-
-
-def ok(run: subprocess.CompletedProcess) -> None:
-    assert run.returncode == 0, (run.stdout + run.stderr)[-6000:]
-
-
-def failed(run: subprocess.CompletedProcess) -> str:
-    assert run.returncode != 0, run.stdout[-4000:]
-    return run.stdout + run.stderr
-
-
 @pytest.fixture(scope="module")
 def site(kubeconfig: str, dyn: dynamic.DynamicClient, crds: None) -> Iterator[Site]:
-    name = f"osh-{uuid.uuid4().hex[:6]}"
-    openstack_helm.install(kubeconfig, "mariadb", name, openstack_helm.MARIADB_BACKUP)
-    openstack_helm.install_infrastructure(kubeconfig, name)
-    yield Site(kubeconfig, dyn, name)
-    dyn.resources.get(api_version="v1", kind="Namespace").delete(name=name)
-    dyn.resources.get(api_version="rbac.authorization.k8s.io/v1", kind="ClusterRoleBinding").delete(
-        name=f"{name}-{runner_account.ACCOUNT}")
+    yield from osh_flows.deployed(kubeconfig, dyn, "osh")
 
 
 def test_greenfield_runs_every_job_of_the_chart_in_its_declared_order(site: Site) -> None:
@@ -179,7 +86,7 @@ def test_deleting_every_phase_leaves_keystone_running(site: Site) -> None:
 
 def test_update_changes_the_image_and_a_value_after_a_backup(site: Site) -> None:
     values = keystone_values("2026.2", conf={"keystone": {"DEFAULT": {"max_param_size": 128}}})
-    ok(site.flow("update.yml", "keystone", version="2026.2", values=values))
+    ok(site.flow("update.yml", "keystone", version="2026.2", values=values, update_strategy="drain"))
 
     assert site.api_image() == IMAGE.format("2026.2")
     (upgrade,) = site.phases("keystone", "upgrade")
@@ -197,7 +104,8 @@ def test_a_broken_db_sync_fails_fast_is_stopped_and_rolled_back(site: Site) -> N
     bed_faults.set_fault(site.dyn, site.namespace, "keystone-db-sync",
                          "keystone-manage db_sync: (pymysql.err.OperationalError) Unknown column")
     try:
-        out = failed(site.flow("update.yml", "keystone", version="2026.3", values=keystone_values("2026.3")))
+        out = failed(site.flow("update.yml", "keystone", version="2026.3", values=keystone_values("2026.3"),
+                                   update_strategy="drain"))
     finally:
         bed_faults.clear_fault(site.dyn, site.namespace, "keystone-db-sync")
 
@@ -275,7 +183,7 @@ def test_placement_beside_keystone_through_every_flow(site: Site) -> None:
     assert site.ready_endpoints("placement-api") >= 1
 
     values = placement_values("2026.2", conf={"placement": {"DEFAULT": {"debug": True}}})
-    ok(site.flow("update.yml", "placement", version="2026.2", values=values))
+    ok(site.flow("update.yml", "placement", version="2026.2", values=values, update_strategy="drain"))
     assert placement_image(site).endswith(":2026.2-ubuntu_noble")
     (upgrade,) = site.phases("placement", "upgrade")
     assert upgrade["status"].get("backupRef")

@@ -12,7 +12,7 @@ from support.paths import UNIT_FIXTURES
 
 INPUTS = {"service": "keystone", "release": "keystone", "openstack_namespace": "openstack", "version": "2",
           "traffic_backend": "service_selector", "traffic_mode": "gate", "restore_database": True,
-          "to_revision": None, "values": {"password": "not-a-decision"}}
+          "to_revision": None, "values": {"password": "not-a-decision"}, "update_strategy": "drain"}
 
 
 def load(flow: str) -> List[Dict[str, Any]]:
@@ -52,6 +52,8 @@ def check(flow: str, case: Dict[str, Any]) -> None:
     for step, reason in (case.get("reasons") or {}).items():
         assert reason in taken.get(step, ""), (step, taken)
     assert all(s["reason"] for s in got["steps"]), "every step says why"
-    for key in ("planned", "from_revision", "rollback", "traffic_backend"):
+    for key in ("planned", "from_revision", "rollback", "traffic_backend", "strategy"):
         if key in case:
             assert got[key] == case[key], key
+    for step, commands in (case.get("commands") or {}).items():
+        assert [" ".join(j["command"]) for j in got["jobs"].get(step, [])] == commands, (step, got["jobs"])
