@@ -175,7 +175,14 @@ services:
       description: C(greenfield), C(update), C(remove) or C(nothing).
       type: str
     reason:
-      description: Why, in one short sentence.
+      description: Why, in one short sentence; for an update, then its strategy and why.
+      type: str
+    strategy:
+      description:
+        - For an update, how it moves the service (C(rolling) or C(drain), the host var C(update_strategy),
+          by default C(rolling) where the chart's project supports rolling upgrades); '' for any other flow.
+        - A strategy the service cannot run (C(rolling) for a project that does not support it) refuses the
+          plan before anything is read or written.
       type: str
     current_version:
       description: The version its ServiceLifecycle records ('' without one).
@@ -242,7 +249,8 @@ services:
       release: keystone
       level: 1
       flow: update
-      reason: version 2025.1 -> 2026.1 (SLURP -> SLURP)
+      reason: "version 2025.1 -> 2026.1 (SLURP -> SLURP); rolling: keystone supports rolling upgrades"
+      strategy: rolling
       current_version: "2025.1"
       target_version: "2026.1"
       state: Operational

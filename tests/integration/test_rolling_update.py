@@ -46,6 +46,11 @@ def site(kubeconfig: str, dyn: dynamic.DynamicClient, crds: None) -> Iterator[Si
     yield from osh_flows.deployed(kubeconfig, dyn, "roll")
 
 
+def _ran(record: Dict[str, Any]) -> List[str]:
+    """The types of the Phases the record's flow ran, in order (their names are <release>-<type>-<hash>)."""
+    return [name.rsplit("-", 2)[1] for name in record["flow"].get("phases") or []]
+
+
 def _jobs(site: Site, phase: Dict[str, Any]) -> List[str]:
     return [o["name"] for o in phase["status"].get("objects") or [] if o["kind"] == "Job"]
 
@@ -95,7 +100,7 @@ def test_the_rolling_update_expands_rolls_without_downtime_then_contracts(site: 
     assert not endpoints.zero_spans("keystone-api")
     record = site.lifecycle("keystone")
     assert (record["state"], record["currentVersion"], record["flow"]["state"]) == ("Operational", "2026.1", "Succeeded")
-    assert [p["phase"] for p in record["flow"]["phases"]] == ["check", "upgrade", "contract", "test"]
+    assert _ran(record) == ["check", "upgrade", "contract", "test"]
     assert not site.phases("keystone", "trafficdrain")
     # The order of the steps, from the objects' own timestamps.
     expand = site.get("batch/v1", "Job", "keystone-db-sync-expand")
@@ -128,7 +133,7 @@ def test_a_rollback_before_the_contract_restores_nothing_and_keeps_the_traffic(s
     assert endpoints.min_ready("keystone-api") >= 1
     record = site.lifecycle("keystone")
     assert (record["currentVersion"], record["flow"]["state"]) == ("2026.1", "RolledBack")
-    ran = [p["phase"] for p in record["flow"]["phases"]]
+    ran = _ran(record)
     assert ran == ["check", "upgrade", "rollback", "test"], ran  # no drain, no rollout
     rollback = site.phases("keystone", "rollback")[-1]
     assert not rollback["spec"].get("rollback", {}).get("restoreDatabase")
@@ -146,7 +151,7 @@ def test_a_rollback_after_the_contract_started_restores_the_database(site: Site)
     assert "Cannot drop column" in out
     record = site.lifecycle("keystone")
     assert (record["currentVersion"], record["flow"]["state"]) == ("2026.1", "RolledBack")
-    ran = [p["phase"] for p in record["flow"]["phases"]]
+    ran = _ran(record)
     assert ran == ["check", "upgrade", "contract", "trafficdrain", "rollback", "trafficrollout", "test"], ran
     rollback = site.phases("keystone", "rollback")[-1]
     assert rollback["spec"]["rollback"]["restoreDatabase"] is True

@@ -21,6 +21,7 @@ class Seen:
     name: str
     labels: Dict[str, str]
     image: str
+    owner: str  # the kind of its controller: ReplicaSet, DaemonSet, StatefulSet, Job; '' for none
     created: datetime  # naive UTC, as support.site_run.when reads the API's stamps
     gone: Optional[datetime] = None  # when its DELETED event came
 
@@ -57,8 +58,9 @@ class PodEvents:
             seen = self.pods.get(meta["name"])
             if seen is None:
                 containers = (pod.get("spec") or {}).get("containers") or [{}]
+                owner = next((r.get("kind", "") for r in meta.get("ownerReferences") or [] if r.get("controller")), "")
                 seen = self.pods[meta["name"]] = Seen(meta["name"], dict(meta.get("labels") or {}),
-                                                      containers[0].get("image", ""), _created(pod))
+                                                      containers[0].get("image", ""), owner, _created(pod))
             if gone and seen.gone is None:
                 # naive UTC to the second, as the API stamps its objects and support.site_run.when reads them
                 seen.gone = datetime.now(timezone.utc).replace(tzinfo=None, microsecond=0)
@@ -89,6 +91,10 @@ class PodEvents:
                 self._version = self._list()
             except OSError:  # a broken connection: watch again from where it was
                 time.sleep(0.2)
+
+    def workloads(self) -> List[Seen]:
+        """The pods of Deployments (by their ReplicaSets), DaemonSets and StatefulSets."""
+        return [p for p in self.all() if p.owner in ("ReplicaSet", "DaemonSet", "StatefulSet")]
 
     def all(self) -> List[Seen]:
         with self._lock:

@@ -110,7 +110,7 @@ def project(chart: str, given: Optional[Mapping[str, Any]] = None) -> Project:
     over it: {project: {rolling: bool, check|expand|online|contract: [argv, ...]}}.
     A step given replaces the table's; an empty list turns it off."""
     name = project_of(chart)
-    row = PROJECTS.get(name, Project(name, notes=f"{name} is not in the collection's table of OpenStack projects"))
+    row = PROJECTS.get(name, Project(name, notes=f"no rolling upgrade is known for {name}"))
     mine = (given or {}).get(name)
     if mine is None:
         return row

@@ -132,7 +132,7 @@ def choose(asked: str, service: Service, upgrade: Upgrade) -> Tuple[str, str]:
                         f"{openstack_upgrade.INPUT}.{upgrade.project}.expand, or use {INPUT}=drain")
         return ROLLING, (f"{INPUT} rolling asked" if asked == ROLLING
                          else f"{upgrade.project} supports rolling upgrades")
-    return DRAIN, (upgrade.notes or f"{upgrade.project} does not support rolling upgrades") + ": it is drained"
+    return DRAIN, upgrade.notes or f"{upgrade.project} does not support rolling upgrades"
 
 
 def decide(record: Record, service: Service, traffic: Traffic, release: Optional[Release],

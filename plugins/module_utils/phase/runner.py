@@ -161,6 +161,9 @@ class PhaseRunner:
             # Imported here: only an upgrade's check, expand or contract makes its Jobs so.
             from ansible_collections.lcm.openstack.plugins.module_utils.phase import migration_jobs  # pylint: disable=import-outside-toplevel
             chosen = migration_jobs.chosen(chosen, rendered, req.type, req.options["jobs"])
+            if req.type == "upgrade":  # its release is rolled while the traffic flows: say where it would not
+                from ansible_collections.lcm.openstack.plugins.module_utils.phase.rolling_gaps import gaps  # pylint: disable=import-outside-toplevel
+                self.warnings += gaps(r.obj for r in rendered)
         self.cronjob_step, warnings = backup_step.plan(
             req.type, req.options, req.namespace, req.backup_ref, self.rendered,
             Applier(self.dyn, req.namespace, dry_run=True).get)

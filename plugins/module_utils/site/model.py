@@ -55,6 +55,11 @@ class Service:
     version: str = ""
     depends_on: List[Dependency] = field(default_factory=list)
     expected_duration: int = DEFAULT_DURATION
+    # How an update moves it (flows/update.py): the chart names its project, the
+    # inputs update_strategy and upgrade_commands choose and extend the table's.
+    chart: str = ""
+    update_strategy: str = ""
+    upgrade_commands: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def key(self) -> Key:
@@ -123,11 +128,19 @@ def _service(raw: Any, index: int, needs_version: bool) -> Service:
         raise SiteError(f"{name}: depends_on must be a list of dependencies, not {depends!r}")
     service = Service(name, namespace, _text(raw.get("release"), name, "release") or name,
                       _version(raw.get("version"), name), [parse_dependency(d, namespace) for d in depends],
-                      _duration(raw.get("expected_duration"), name))
+                      _duration(raw.get("expected_duration"), name), _text(raw.get("chart"), name, "chart"),
+                      _text(raw.get("update_strategy"), name, "update_strategy"),
+                      _mapping(raw.get("upgrade_commands"), name, "upgrade_commands"))
     if needs_version and not service.version:
         raise SiteError(f"{name} has no version: set the host var version (the version it deploys, e.g. 2025.1)")
     _check_own_dependencies(service)
     return service
+
+
+def _mapping(value: Any, service: str, what: str) -> Mapping[str, Any]:
+    if value is not None and not isinstance(value, Mapping):
+        raise SiteError(f"{service}: {what} must be a mapping, not {value!r}")
+    return value or {}
 
 
 def _text(value: Any, service: str, what: str) -> str:

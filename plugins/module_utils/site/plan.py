@@ -13,8 +13,10 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from ansible_collections.lcm.openstack.plugins.module_utils.common import openstack_release
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import SiteError
+from ansible_collections.lcm.openstack.plugins.module_utils.common import openstack_release, openstack_upgrade
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import InputError, SiteError
+from ansible_collections.lcm.openstack.plugins.module_utils.flows import update
+from ansible_collections.lcm.openstack.plugins.module_utils.flows.steps import Service as FlowService
 from ansible_collections.lcm.openstack.plugins.module_utils.crds.service_lifecycle import ServiceLifecycle
 from ansible_collections.lcm.openstack.plugins.module_utils.common.tables import aligned
 from ansible_collections.lcm.openstack.plugins.module_utils.common.timefmt import duration
@@ -68,10 +70,12 @@ def plan(site: Site, records: Records, derived: Optional[SiteGraph] = None) -> D
     decisions = {k: _decision(site, k, records.get(k)) for k in site.services}
     paths = {k: _path(site, k, decisions[k], records.get(k)) for k in site.services}
     _refuse_unsupported(site, paths)
+    strategies = {k: _strategy(site, k, decisions[k]) for k in site.services}
+    _refuse_strategies(site, strategies)
     remove = site.action == "remove"
     level = order.level
     planned = sorted(site.services, key=lambda k: (-level[k] if remove else level[k], site.name(k), k))
-    entries = [_entry(site, k, order, decisions, records.get(k), paths[k]) for k in planned]
+    entries = [_entry(site, k, order, decisions, records.get(k), paths[k], strategies[k]) for k in planned]
     weights = {k: 0 if decisions[k].flow == "nothing" else site.services[k].expected_duration for k in site.services}
     chain, total = order.critical_path(weights)
     if remove:
@@ -106,6 +110,25 @@ def _refuse_unsupported(site: Site, paths: Mapping[Key, Optional[openstack_relea
                           "the next; a service's release comes back only through playbooks/rollback.yml")
 
 
+def _strategy(site: Site, key: Key, decision: Decision) -> Tuple[str, str]:
+    """How an update moves the service, and why (flows/update.choose); ("", "")
+    for any other flow, ("", the refusal) when its inputs cannot be run."""
+    if decision.flow != "update":
+        return "", ""
+    svc = site.services[key]
+    try:
+        steps = openstack_upgrade.steps(svc.chart or svc.service, svc.upgrade_commands)
+    except InputError as exc:
+        return "", f"update of {site.name(key)} refused, nothing changed: {exc}"
+    return update.choose(svc.update_strategy, FlowService(svc.service, svc.namespace, svc.release, svc.version), steps)
+
+
+def _refuse_strategies(site: Site, strategies: Mapping[Key, Tuple[str, str]]) -> None:
+    refused = [f"{site.name(k)} ({k[0]}): {why}" for k, (chosen, why) in sorted(strategies.items()) if why and not chosen]
+    if refused:
+        raise SiteError("site plan refused, nothing changed: " + "; ".join(refused))
+
+
 def _name(dep: Dependency, seen_from: str) -> str:
     return Dependency(dep.service, dep.namespace).text(seen_from)
 
@@ -123,7 +146,7 @@ def _run_version(site: Site, decisions: Mapping[Key, Decision], dep: Dependency)
 
 
 def _entry(site: Site, key: Key, order: Order, decisions: Mapping[Key, Decision], record: Any,
-           path: Optional[openstack_release.PathCheck]) -> Dict[str, Any]:
+           path: Optional[openstack_release.PathCheck], strategy: Tuple[str, str]) -> Dict[str, Any]:
     service: Service = site.services[key]
     decision = decisions[key]
     status = status_of(record)
@@ -146,7 +169,8 @@ def _entry(site: Site, key: Key, order: Order, decisions: Mapping[Key, Decision]
     return {
         "service": site.name(key), "namespace": service.namespace, "release": service.release,
         "level": order.level[key], "flow": decision.flow,
-        "reason": decision.reason + _path_note(path),
+        "reason": decision.reason + _path_note(path) + (f"; {strategy[0]}: {strategy[1]}" if strategy[0] else ""),
+        "strategy": strategy[0],
         "release_path": None if path is None else {"checked": path.checked, "supported": path.supported,
                                                    "reason": path.reason},
         "current_version": status.get("currentVersion") or "", "target_version": service.version,

@@ -1,12 +1,19 @@
-{{/* Pod annotations the test bed's fake kubelet reads (values: simulate). */}}
+{{/* Pod annotations the test bed's fake kubelet reads (values: simulate).
+A Job's are for that Job alone (for-job): a Job made from its pod template
+to run another command (an upgrade's check, expand or contract) runs as it would. */}}
 {{- define "keystone.simulate" -}}
 {{- $ctx := index . 0 -}}
 {{- $key := index . 1 -}}
+{{- $job := "" -}}
+{{- if gt (len .) 2 }}{{ $job = index . 2 }}{{ end -}}
 {{- with index $ctx.Values.simulate.fail $key }}
 bed.lcm.openstack.org/fail: {{ . | quote }}
 {{- end }}
 {{- with index $ctx.Values.simulate.duration $key }}
 bed.lcm.openstack.org/duration: {{ . | quote }}
+{{- end }}
+{{- if and $job (or (index $ctx.Values.simulate.fail $key) (index $ctx.Values.simulate.duration $key)) }}
+bed.lcm.openstack.org/for-job: {{ $job | quote }}
 {{- end }}
 {{- end -}}
 
@@ -81,7 +88,7 @@ spec:
         application: keystone
         component: {{ $name }}
       annotations:
-        {{- include "keystone.simulate" (list $ctx $key) | nindent 8 }}
+        {{- include "keystone.simulate" (list $ctx $key (printf "keystone-%s" $name)) | nindent 8 }}
     spec:
       serviceAccountName: {{ $sa }}
       restartPolicy: Never

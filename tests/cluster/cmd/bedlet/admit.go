@@ -113,6 +113,10 @@ func (a *Admission) sync(ctx context.Context, key string) error {
 	if _, held := pod.Annotations[annotationMissingVolumes]; held {
 		annotations[annotationMissingVolumes] = nil
 	}
+	removed, pod := ForOtherJob(pod)
+	for k, v := range removed {
+		annotations[k] = v
+	}
 	var ft *fault
 	if !IsGated(pod) {
 		if ft, err = a.faults.For(ctx, pod); err != nil {

@@ -33,6 +33,12 @@ const (
 	annotationFail     = "bed.lcm.openstack.org/fail"
 	annotationExitCode = "bed.lcm.openstack.org/exit-code"
 	annotationMessage  = "bed.lcm.openstack.org/message"
+	annotationDuration = "bed.lcm.openstack.org/duration"
+	// A chart's own outcome annotations (the example chart's simulate values)
+	// are for the Job named here: a Job made from that Job's pod template to
+	// run another command (an upgrade's check, expand or contract) runs as
+	// its own command would, with none of them.
+	annotationForJob = "bed.lcm.openstack.org/for-job"
 	// On the ConfigMap: how many pods each key has decided so far, so that a
 	// restarted bedlet carries on with the next line.
 	annotationDecided = "decided.bed.lcm.openstack.org/"
@@ -166,6 +172,31 @@ func (f *Faults) Announce(pod *corev1.Pod, ft *fault) {
 		f.recorder.Eventf(pod, corev1.EventTypeWarning, "FaultInjected",
 			"%s key %q: the containers will fail with exit code %d and %q", faultsConfigMap, ft.key, ft.exitCode, ft.message)
 	}
+}
+
+// ForOtherJob returns the outcome annotations a pod carries for another Job
+// than its own (annotationForJob), each set to nil for a merge patch to
+// remove, and the pod as it is without them; nil and the pod itself when
+// there are none.
+func ForOtherJob(pod *corev1.Pod) (map[string]interface{}, *corev1.Pod) {
+	meant, ok := pod.Annotations[annotationForJob]
+	if !ok || meant == "" {
+		return nil, pod
+	}
+	for _, l := range jobNameLabels {
+		if pod.Labels[l] == meant {
+			return nil, pod
+		}
+	}
+	removed := map[string]interface{}{}
+	stripped := pod.DeepCopy()
+	for _, k := range []string{annotationFail, annotationExitCode, annotationMessage, annotationDuration} {
+		if _, has := pod.Annotations[k]; has {
+			removed[k] = nil
+			delete(stripped.Annotations, k)
+		}
+	}
+	return removed, stripped
 }
 
 // matchFault finds the key that names the pod: its Job first, then itself.

@@ -2,6 +2,9 @@ package main
 
 import (
 	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 func TestAnOutcomeLineChoosesTheExitCodeAndAPlainOneExitsOne(t *testing.T) {
@@ -50,5 +53,27 @@ func TestASuccessCarriesItsMessageAndAFailureItsCode(t *testing.T) {
 	(*fault)(nil).Apply(none)
 	if len(none) != 0 {
 		t.Errorf("no fault annotates nothing, got %v", none)
+	}
+}
+
+func TestOutcomesForAnotherJobAreLeftOut(t *testing.T) {
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
+		Labels: map[string]string{"batch.kubernetes.io/job-name": "keystone-db-sync-check"},
+		Annotations: map[string]string{annotationForJob: "keystone-db-sync", annotationFail: "schema error",
+			annotationDuration: "20s", "other": "kept"}}}
+	removed, stripped := ForOtherJob(pod)
+	if len(removed) != 2 || removed[annotationFail] != nil || removed[annotationDuration] != nil {
+		t.Fatalf("removed %v", removed)
+	}
+	if _, has := stripped.Annotations[annotationFail]; has || stripped.Annotations["other"] != "kept" {
+		t.Fatalf("stripped %v", stripped.Annotations)
+	}
+	if pod.Annotations[annotationFail] != "schema error" {
+		t.Fatal("the pod read must not change")
+	}
+	own := pod.DeepCopy()
+	own.Labels["batch.kubernetes.io/job-name"] = "keystone-db-sync"
+	if removed, same := ForOtherJob(own); removed != nil || same != own {
+		t.Fatalf("the Job it was written for keeps it: %v", removed)
 	}
 }

@@ -36,7 +36,7 @@ def test_the_rolling_projects_and_their_steps() -> None:
 def test_a_chart_the_table_does_not_know_has_no_steps_and_is_not_rolling() -> None:
     unknown = table.steps("/srv/charts/myapi")
     assert (unknown.rolling, unknown.jobs) == (False, {s: [] for s in table.STEPS})
-    assert "myapi is not in the collection's table" in unknown.notes
+    assert unknown.notes == "no rolling upgrade is known for myapi"
 
 
 def test_upgrade_commands_extend_and_override_the_table() -> None:

@@ -50,8 +50,9 @@ def test_the_openstack_helm_site_deployed_over_2025_1() -> None:
     assert [(s["service"], s["level"], s["flow"], s["reason"]) for s in result["services"]] == [
         ("mariadb", 0, "nothing", "Operational at 10.6"),
         ("memcached", 0, "nothing", "Operational at 1.6"),
-        ("rabbitmq", 0, "update", "version 3.12 -> 3.13 (not an OpenStack release: path not checked)"),
-        ("keystone", 1, "update", "version 2025.1 -> 2026.1 (SLURP -> SLURP)"),
+        ("rabbitmq", 0, "update", "version 3.12 -> 3.13 (not an OpenStack release: path not checked); "
+                                  "drain: no rolling upgrade is known for rabbitmq"),
+        ("keystone", 1, "update", "version 2025.1 -> 2026.1 (SLURP -> SLURP); rolling: keystone supports rolling upgrades"),
         ("placement", 2, "greenfield", "no ServiceLifecycle yet"),
     ]
     # mariadb does nothing: the chain through rabbitmq (90 s) weighs more than through it
@@ -62,7 +63,8 @@ def test_an_entry_carries_everything_a_flow_needs() -> None:
     keystone = _by_name(_plan(OPENSTACK_HELM))["keystone"]
     assert keystone == {
         "service": "keystone", "namespace": "openstack", "release": "keystone", "level": 1, "flow": "update",
-        "reason": "version 2025.1 -> 2026.1 (SLURP -> SLURP)", "current_version": "2025.1", "target_version": "2026.1",
+        "reason": "version 2025.1 -> 2026.1 (SLURP -> SLURP); rolling: keystone supports rolling upgrades",
+        "strategy": "rolling", "current_version": "2025.1", "target_version": "2026.1",
         "state": "Operational",
         "release_path": {"checked": True, "supported": True,
                          "reason": "2025.1 -> 2026.1 is a supported upgrade (SLURP -> SLURP)"},
@@ -88,11 +90,21 @@ def test_the_summary_is_one_table_in_plan_order() -> None:
         "0      mariadb    nothing     10.6              -                                       -       Operational at 10.6",
         "0      memcached  nothing     1.6               -                                       -       Operational at 1.6",
         "0      rabbitmq   update      3.12 -> 3.13      -                                       -       "
-        "version 3.12 -> 3.13 (not an OpenStack release: path not checked)",
+        "version 3.12 -> 3.13 (not an OpenStack release: path not checked); drain: no rolling upgrade is known for rabbitmq",
         "1      keystone   update      2025.1 -> 2026.1  mariadb>=10.6,memcached,rabbitmq>=3.13  -       "
-        "version 2025.1 -> 2026.1 (SLURP -> SLURP)",
+        "version 2025.1 -> 2026.1 (SLURP -> SLURP); rolling: keystone supports rolling upgrades",
         "2      placement  greenfield  2026.1            keystone>=2026.1,mariadb,memcached      -       no ServiceLifecycle yet",
     ]
+
+
+def test_a_strategy_the_service_cannot_run_is_refused_before_anything() -> None:
+    services = [dict(s, update_strategy="rolling") if s["service"] == "rabbitmq" else s for s in OPENSTACK_HELM]
+    with pytest.raises(SiteError, match="site plan refused, nothing changed: rabbitmq \\(openstack\\): update of "
+                                        "rabbitmq refused, nothing changed: update_strategy rolling, but no rolling "
+                                        "upgrade is known for rabbitmq"):
+        _plan(services)
+    drained = _by_name(_plan([dict(s, update_strategy="drain") for s in OPENSTACK_HELM]))["keystone"]
+    assert drained["strategy"] == "drain" and drained["reason"].endswith("; drain: update_strategy drain asked")
 
 
 def test_a_site_at_rest_has_nothing_to_do() -> None:
