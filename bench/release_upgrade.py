@@ -13,7 +13,8 @@ against drain.
              start to its end, the plan included), the critical path (the
              heaviest chain of updated services by the records' dependsOn,
              each weighing its update's duration) and the serial sum (one
-             service after the other).
+             service after the other). The ready endpoints of keystone-api and
+             nova-api are watched during the upgrade (tests/support/endpoint_watch.py).
   endpoints  a small site (mariadb, memcached, rabbitmq, keystone of
              examples/site) in a namespace of its own; keystone updated to
              the next release --runs times with each of update_strategy=drain
@@ -76,6 +77,7 @@ ITEMS = ("site", "endpoints")
 STRATEGIES = ("drain", "rolling")
 FROM_RELEASE, TO_RELEASE = "2025.2", "2026.1"
 API = "keystone-api"
+SITE_APIS = ("keystone-api", "nova-api")  # watched during the site's upgrade too
 SMALL_SITE = ("mariadb", "memcached", "rabbitmq", "keystone")
 # keystone's chart: two API pods, replaced one at a time, a new one Ready before an old one goes.
 ROLLING_VALUES: Dict[str, Any] = {"pod": {"replicas": {"api": 2},
@@ -142,6 +144,14 @@ def site_table(result: Mapping[str, Any]) -> List[str]:
     return lines
 
 
+def endpoint_rows(endpoints: Mapping[str, Mapping[str, Any]]) -> List[str]:
+    """Per Service watched during a site's upgrade: its seconds without a ready endpoint, its fewest."""
+    lines = ["| Service | no ready endpoint | zero spans | fewest ready |", "|---|---|---|---|"]
+    for api, seen in sorted(endpoints.items()):
+        lines.append(f"| {api} | {seen['zero_seconds']:.1f} s | {seen['zero_spans']} | {seen['min_ready']} |")
+    return lines
+
+
 def strategy_rounds(runs: int) -> List[str]:
     """Each strategy `runs` times, taking turns going first."""
     return [s for turn in range(runs) for s in rotated(list(STRATEGIES), turn)]
@@ -197,10 +207,13 @@ def site_upgrade(dyn: Any, kubeconfig: str, scratch: Path, strategy: str) -> Dic
     greenfield = time.monotonic() - started
     print(f"compute kit at {FROM_RELEASE} in {namespace}: {greenfield:.0f} s", file=sys.stderr, flush=True)
     extra = ["-e", f"openstack_release={TO_RELEASE}"] + (["-e", f"update_strategy={strategy}"] if strategy else [])
-    since, started = time.time(), time.monotonic()
-    _run_ok(site, *extra)
-    wall = time.monotonic() - started
+    with EndpointWatch(dyn, namespace, SITE_APIS) as watch:
+        since, started = time.time(), time.monotonic()
+        _run_ok(site, *extra)
+        wall = time.monotonic() - started
     result = site_result([site.lifecycle(s) for s in site.services], since, wall)
+    result["endpoints"] = {api: {"zero_seconds": round(watch.zero_seconds(api), 2), "zero_spans": len(watch.zero_spans(api)),
+                                 "min_ready": watch.min_ready(api)} for api in SITE_APIS}
     result.update(namespace=namespace, greenfield=round(greenfield, 1), strategy=strategy or "the site's default")
     _remove(dyn, site, "-e", f"openstack_release={TO_RELEASE}")
     return result
@@ -286,6 +299,7 @@ def main() -> None:
         print(f"\n### Site release upgrade: examples/compute-kit {FROM_RELEASE} -> {TO_RELEASE}, "
               f"update_strategy: {r['strategy']} ({day})\n")
         print("\n".join(site_table(r)))
+        print("\n" + "\n".join(endpoint_rows(r["endpoints"])))
     if "endpoints" in results:
         print(f"\n### {API}'s ready endpoints during keystone's update, rolling against drain "
               f"({args.runs} run(s) each, alternating, {day})\n")

@@ -100,3 +100,9 @@ def test_the_rolling_values_are_keys_of_keystone_s_chart() -> None:
     assert chart["pod"]["replicas"]["api"] == 1 and deployments["rolling_update"]["max_unavailable"] == 1
     assert set(bench.ROLLING_VALUES["pod"]["lifecycle"]["upgrades"]["deployments"]["rolling_update"]) <= \
         set(deployments["rolling_update"])
+
+
+def test_the_apis_watched_during_the_site_s_upgrade() -> None:
+    rows = bench.endpoint_rows({"nova-api": {"zero_seconds": 0.0, "zero_spans": 0, "min_ready": 1},
+                                "keystone-api": {"zero_seconds": 3.25, "zero_spans": 1, "min_ready": 0}})
+    assert rows[2:] == ["| keystone-api | 3.2 s | 1 | 0 |", "| nova-api | 0.0 s | 0 | 1 |"]
