@@ -54,6 +54,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from anchor import kubeconfig as bench_kubeconfig, rotated  # noqa: E402
 from phase_lag import install_crds  # noqa: E402
+from support import compute_kit, openstack_helm  # noqa: E402
 from support.endpoint_watch import EndpointWatch  # noqa: E402
 from support.site_run import Site  # noqa: E402
 
@@ -202,6 +203,15 @@ def _remove(dyn: Any, site: Site, *args: str) -> None:
 def site_upgrade(dyn: Any, kubeconfig: str, scratch: Path, strategy: str) -> Dict[str, Any]:
     namespace = f"ru-kit-{uuid.uuid4().hex[:6]}"
     site = Site(scratch / namespace, kubeconfig, dyn, namespace, example="compute-kit")
+    # One cluster holds one nova (its cluster-wide ClusterRoles): a nova of another
+    # namespace still Active stops the bench before it deploys anything.
+    with openstack_helm.locked(".compute-kit.lock"):
+        compute_kit.clear_leftovers(kubeconfig, namespace)
+        return _site_upgrade(dyn, site, strategy)
+
+
+def _site_upgrade(dyn: Any, site: Site, strategy: str) -> Dict[str, Any]:
+    namespace = site.namespace
     started = time.monotonic()
     _run_ok(site)
     greenfield = time.monotonic() - started
