@@ -226,6 +226,12 @@ def _site_upgrade(dyn: Any, site: Site, strategy: str) -> Dict[str, Any]:
                                  "min_ready": watch.min_ready(api)} for api in SITE_APIS}
     result.update(namespace=namespace, greenfield=round(greenfield, 1), strategy=strategy or "the site's default")
     _remove(dyn, site, "-e", f"openstack_release={TO_RELEASE}")
+    # nova's hooks made its ClusterRoles; no uninstall takes them: those of this
+    # namespace, now going, are deleted, so the next nova of the cluster can be installed.
+    try:
+        compute_kit.clear_leftovers(site.kubeconfig, "")
+    except RuntimeError as exc:
+        print(f"nova's cluster-wide objects left as they are: {exc}", file=sys.stderr)
     return result
 
 
