@@ -35,7 +35,7 @@ SHELL_SCRIPTS := tests/cluster/build tests/cluster/up tests/cluster/down tests/c
 
 .PHONY: help venv tools bed bed-up bed-down collection demo site-charts site test test-all unit integration integration-sites sanity lint molecule publish-check \
 	docs docs-lint \
-	bench bench-bed bench-phase-lag bench-phase-scale bench-noop bench-greenfield bench-site bench-compute-kit clean \
+	bench bench-bed bench-phase-lag bench-phase-scale bench-noop bench-greenfield bench-site bench-compute-kit bench-release-upgrade clean \
 	role-readmes ee ee-image
 
 help:
@@ -45,7 +45,7 @@ help:
 	@echo "make bed-up      build and start the local test bed; make bed-down stops it"
 	@echo "make docs        build the docsite in build/docs/build/html (make docs-lint: lint its sources)"
 	@echo "make bench       every speed measurement against its target, in one run (ANCHOR=<rev> beside it)"
-	@echo "make bench-bed, bench-phase-lag, bench-phase-scale, bench-noop, bench-greenfield, bench-site, bench-compute-kit   the measurements in docs/benchmarks.md"
+	@echo "make bench-bed, bench-phase-lag, bench-phase-scale, bench-noop, bench-greenfield, bench-site, bench-compute-kit, bench-release-upgrade   the measurements in docs/benchmarks.md"
 	@echo "KUBECONFIG=...   point either command at an existing cluster instead of the bed"
 
 venv: $(VENV)/.installed
@@ -238,6 +238,12 @@ bench-site: collection bed
 # The compute kit (examples/compute-kit) deployed by playbooks/site.yml against its critical path.
 bench-compute-kit: collection bed
 	$(WITH_BED) $(BIN)/python bench/compute_kit.py --runs $(or $(RUNS),1)
+
+# The compute kit's upgrade 2025.2 -> 2026.1 against its ordered critical path, and
+# keystone-api's ready endpoints over keystone's updates, update_strategy rolling
+# against drain (RUNS updates each, alternating). BENCH_ARGS="--only endpoints" for one part.
+bench-release-upgrade: collection bed
+	$(WITH_BED) $(BIN)/python bench/release_upgrade.py --runs $(or $(RUNS),2) $(BENCH_ARGS)
 
 clean:
 	rm -rf $(BUILD) .pytest_cache
