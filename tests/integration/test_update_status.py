@@ -49,12 +49,13 @@ def test_the_singleton_follows_an_update_and_explains_a_failure(dyn, kubeconfig,
     done = flow(kubeconfig, "greenfield.yml", ns, "2025.1")
     assert done.returncode == 0, done.stdout[-3000:]
 
-    # A slow db-sync: while it runs, the singleton says Progressing, upgrade.
+    # A slow db-sync: while it runs (keystone updates rolling, and its contract runs the
+    # chart's db-sync once the old pods are gone), the singleton says Progressing, contract.
     running = flow(kubeconfig, "update.yml", ns, "2025.2", {"simulate": {"duration": {"db_sync": "25s"}}},
                    wait=False)
     try:
         seen = kube.wait_for(dyn, "lifecycle.openstack.org/v1alpha1", "UpdateStatus", "cluster", None,
-                             lambda o: any(s["namespace"] == ns and s.get("currentPhase") == "upgrade"
+                             lambda o: any(s["namespace"] == ns and s.get("currentPhase") == "contract"
                                            for s in (o.get("status") or {}).get("services") or []),
                              timeout=120)
     finally:
@@ -63,7 +64,8 @@ def test_the_singleton_follows_an_update_and_explains_a_failure(dyn, kubeconfig,
     assert now["assessment"] == "Progressing", now
     assert now["versions"] == {"previous": "2025.1", "target": "2025.2"}
     assert 0 < now["completion"] < 100 and now.get("estimatedCompletionAt")
-    assert [p["type"] for p in now["phases"]][:2] == ["trafficdrain", "upgrade"]
+    # Its checks, then the upgrade (backup, expand, the release rolled), then the contract: no drain.
+    assert [p["type"] for p in now["phases"]][:3] == ["check", "upgrade", "contract"]
     assert running.returncode == 0, out[-3000:]
 
     # Afterwards: Completed, and the report says no service is updating.

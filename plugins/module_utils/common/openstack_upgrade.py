@@ -47,6 +47,10 @@ REPEAT_EXIT_CODES = {"online": (1,)}
 # How many runs an online migration gets before it is taken as stuck.
 ONLINE_ATTEMPTS = 10
 INPUT = "upgrade_commands"
+# How an update moves a service (flows/update.py runs them); AUTO: the input
+# left out, rolling where the project supports it.
+DRAIN, ROLLING, AUTO = "drain", "rolling", ""
+STRATEGY_INPUT = "update_strategy"
 
 
 @dataclass(frozen=True)
@@ -178,3 +182,23 @@ def steps(chart: str, given: Optional[Mapping[str, Any]] = None) -> Steps:
     row = project(chart, given)
     return Steps(row.name, row.rolling, row.notes,
                  {s: [j.as_option() for j in jobs(row, s)] for s in STEPS})
+
+
+def choose(asked: str, service: str, upgrade: Steps) -> Tuple[str, str]:
+    """The strategy of an update of `service` (DRAIN or ROLLING) and why, from
+    the input update_strategy (`asked`, AUTO when not given); ("", the
+    refusal) when the service cannot be updated so."""
+    if asked == DRAIN:
+        return DRAIN, f"{STRATEGY_INPUT} drain asked"
+    if asked == ROLLING and not upgrade.rolling:
+        why = upgrade.notes or f"{upgrade.project} does not support rolling upgrades"
+        return "", (f"update of {service} refused, nothing changed: {STRATEGY_INPUT} rolling, but {why}. "
+                    f"Use {STRATEGY_INPUT}=drain, or {INPUT}.{upgrade.project}.rolling: true with its steps")
+    if asked in (ROLLING, AUTO) and upgrade.rolling:
+        if not upgrade.jobs.get("expand"):
+            return "", (f"update of {service} refused, nothing changed: a rolling update expands the "
+                        f"database first, and no expand command is known for {upgrade.project}. Give "
+                        f"{INPUT}.{upgrade.project}.expand, or use {STRATEGY_INPUT}=drain")
+        return ROLLING, (f"{STRATEGY_INPUT} rolling asked" if asked == ROLLING
+                         else f"{upgrade.project} supports rolling upgrades")
+    return DRAIN, upgrade.notes or f"{upgrade.project} does not support rolling upgrades"

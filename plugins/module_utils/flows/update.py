@@ -54,9 +54,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils.flows.steps import (
     resumed, rollout, succeeded, take, BEFORE_CONTRACT, before_contract,
 )
 
-DRAIN, ROLLING = "drain", "rolling"
-AUTO = ""  # the input left out: rolling where the project supports it
-INPUT = "update_strategy"
+DRAIN, ROLLING, AUTO = openstack_upgrade.DRAIN, openstack_upgrade.ROLLING, openstack_upgrade.AUTO
 
 # A strategy: the phase types the start plans, and the steps between the start and the end.
 Strategy = Callable[[Record, Service, Traffic, Upgrade], Tuple[Tuple[str, ...], Tuple[Step, ...]]]
@@ -117,24 +115,6 @@ def _rolling(record: Record, service: Service, traffic: Traffic,
 STRATEGIES: Dict[str, Strategy] = {DRAIN: _drain, ROLLING: _rolling}
 
 
-def choose(asked: str, service: Service, upgrade: Upgrade) -> Tuple[str, str]:
-    """(the strategy, why) or ("", the refusal)."""
-    if asked == DRAIN:
-        return DRAIN, f"{INPUT} drain asked"
-    if asked == ROLLING and not upgrade.rolling:
-        why = upgrade.notes or f"{upgrade.project} does not support rolling upgrades"
-        return "", (f"update of {service.service} refused, nothing changed: {INPUT} rolling, but {why}. "
-                    f"Use {INPUT}=drain, or {openstack_upgrade.INPUT}.{upgrade.project}.rolling: true with its steps")
-    if asked in (ROLLING, AUTO) and upgrade.rolling:
-        if not upgrade.jobs.get("expand"):
-            return "", (f"update of {service.service} refused, nothing changed: a rolling update expands the "
-                        f"database first, and no expand command is known for {upgrade.project}. Give "
-                        f"{openstack_upgrade.INPUT}.{upgrade.project}.expand, or use {INPUT}=drain")
-        return ROLLING, (f"{INPUT} rolling asked" if asked == ROLLING
-                         else f"{upgrade.project} supports rolling upgrades")
-    return DRAIN, upgrade.notes or f"{upgrade.project} does not support rolling upgrades"
-
-
 def decide(record: Record, service: Service, traffic: Traffic, release: Optional[Release],
            strategy: str = AUTO, upgrade: Optional[Upgrade] = None) -> Plan:
     upgrade = upgrade or openstack_upgrade.steps(service.service)
@@ -153,7 +133,7 @@ def decide(record: Record, service: Service, traffic: Traffic, release: Optional
         message = (f"update of {service.service} refused, nothing changed: there is no Helm release "
                    f"{service.release} in namespace {service.namespace}; deploy it with the greenfield playbook first.")
         return Plan(UPDATE, (take(REFUSE, message),), message=message)
-    chosen, why = choose(strategy, service, upgrade)
+    chosen, why = openstack_upgrade.choose(strategy, service.service, upgrade)
     if not chosen:
         return Plan(UPDATE, (take(REFUSE, why),), message=why)
     planned, steps = STRATEGIES[chosen](record, service, traffic, upgrade)

@@ -15,8 +15,6 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common import openstack_release, openstack_upgrade
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import InputError, SiteError
-from ansible_collections.lcm.openstack.plugins.module_utils.flows import update
-from ansible_collections.lcm.openstack.plugins.module_utils.flows.steps import Service as FlowService
 from ansible_collections.lcm.openstack.plugins.module_utils.crds.service_lifecycle import ServiceLifecycle
 from ansible_collections.lcm.openstack.plugins.module_utils.common.tables import aligned
 from ansible_collections.lcm.openstack.plugins.module_utils.common.timefmt import duration
@@ -111,7 +109,7 @@ def _refuse_unsupported(site: Site, paths: Mapping[Key, Optional[openstack_relea
 
 
 def _strategy(site: Site, key: Key, decision: Decision) -> Tuple[str, str]:
-    """How an update moves the service, and why (flows/update.choose); ("", "")
+    """How an update moves the service, and why (common/openstack_upgrade.choose); ("", "")
     for any other flow, ("", the refusal) when its inputs cannot be run."""
     if decision.flow != "update":
         return "", ""
@@ -120,7 +118,7 @@ def _strategy(site: Site, key: Key, decision: Decision) -> Tuple[str, str]:
         steps = openstack_upgrade.steps(svc.chart or svc.service, svc.upgrade_commands)
     except InputError as exc:
         return "", f"update of {site.name(key)} refused, nothing changed: {exc}"
-    return update.choose(svc.update_strategy, FlowService(svc.service, svc.namespace, svc.release, svc.version), steps)
+    return openstack_upgrade.choose(svc.update_strategy, svc.service, steps)
 
 
 def _refuse_strategies(site: Site, strategies: Mapping[Key, Tuple[str, str]]) -> None:
