@@ -175,6 +175,9 @@ def _by_exit_code(base: Readiness, job: Mapping[str, Any], pods: List[Mapping[st
         code, text = last[2]
         if code in codes.get("warning", set()):
             return Readiness(CURRENT, f"passed with a warning (exit {code}): {output(text) or 'no output'}", WARNING)
+        if code in codes.get("repeat", set()):
+            return Readiness(FAILED, f"still reported more to do after {len(ended)} run(s): pod {last[1]} exited "
+                                     f"{code}: {output(text) or 'no output'}", base.reason)
         return Readiness(FAILED, f"pod {last[1]} exited {code}: {output(text) or 'no output'}", base.reason)
     repeats = [e for e in ended if e[2][0] in codes.get("repeat", set())]
     if repeats and not base.terminal:
