@@ -27,6 +27,7 @@ from support.osh_flows import GROUP, IMAGE, KEYSTONE_INSTALL_JOBS, Site, failed,
 
 pytestmark = pytest.mark.bed
 
+
 @pytest.fixture(scope="module")
 def site(kubeconfig: str, dyn: dynamic.DynamicClient, crds: None) -> Iterator[Site]:
     yield from osh_flows.deployed(kubeconfig, dyn, "osh")
@@ -105,7 +106,7 @@ def test_a_broken_db_sync_fails_fast_is_stopped_and_rolled_back(site: Site) -> N
                          "keystone-manage db_sync: (pymysql.err.OperationalError) Unknown column")
     try:
         out = failed(site.flow("update.yml", "keystone", version="2026.3", values=keystone_values("2026.3"),
-                                   update_strategy="drain"))
+                               update_strategy="drain"))
     finally:
         bed_faults.clear_fault(site.dyn, site.namespace, "keystone-db-sync")
 

@@ -99,8 +99,6 @@ def failed(run: subprocess.CompletedProcess) -> str:
     return run.stdout + run.stderr
 
 
-
-
 def deployed(kubeconfig: str, dyn: dynamic.DynamicClient, prefix: str) -> Iterator[Site]:
     """A namespace with the infrastructure installed; deleted afterwards (a fixture's body)."""
     name = f"{prefix}-{uuid.uuid4().hex[:6]}"
