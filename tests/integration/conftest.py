@@ -67,8 +67,12 @@ def namespace(dyn: dynamic.DynamicClient, request: pytest.FixtureRequest) -> Ite
     name = f"t-{base[:40].strip('-')}-{uuid.uuid4().hex[:5]}"
     ns = dyn.resources.get(api_version="v1", kind="Namespace")
     ns.create(body={"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
-    # Pods are refused until the namespace's default ServiceAccount exists.
+    # Pods are refused until the namespace's default ServiceAccount exists, and
+    # held until the root CA ConfigMap their service-account volume projects is
+    # published (a kubelet, and the bed, wait for it as for any volume's object):
+    # a test that reads what a pod waits for starts once both are there.
     kube.wait_for(dyn, "v1", "ServiceAccount", "default", name, lambda _: True, timeout=30)
+    kube.wait_for(dyn, "v1", "ConfigMap", "kube-root-ca.crt", name, lambda _: True, timeout=30)
     yield name
     ns.delete(name=name)
 
