@@ -11,7 +11,7 @@ import os
 import subprocess
 import tempfile
 from pathlib import Path
-from typing import Dict, Iterator
+from typing import Any, Dict, Iterator, Optional
 
 ROOT = Path(__file__).resolve().parents[1]
 THIS_TREE = "this tree"
@@ -54,3 +54,18 @@ def side_by_side_args(doc: str, runs: int) -> argparse.ArgumentParser:
 def kubeconfig() -> str:
     """The cluster measured: $KUBECONFIG, else the bed's."""
     return os.environ.get("KUBECONFIG") or str(ROOT / ".cluster" / "kubeconfig")
+
+
+def bench_site() -> Any:
+    """bench/site.py's readings, loaded once by path: its module name is the
+    standard library's too, so it cannot be imported by name."""
+    global _SITE  # pylint: disable=global-statement
+    if _SITE is None:
+        import importlib.util  # pylint: disable=import-outside-toplevel
+        spec = importlib.util.spec_from_file_location("bench_site", Path(__file__).resolve().parent / "site.py")
+        _SITE = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(_SITE)
+    return _SITE
+
+
+_SITE: Optional[Any] = None

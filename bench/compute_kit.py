@@ -37,20 +37,11 @@ from typing import Any, Dict, List
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from anchor import kubeconfig as bench_kubeconfig  # noqa: E402
+from anchor import bench_site, kubeconfig as bench_kubeconfig  # noqa: E402
 from support.site_run import Site  # noqa: E402
 
 
-def _bench_site() -> Any:
-    """bench/site.py's readings (its name is the standard library's too: loaded by path)."""
-    import importlib.util  # pylint: disable=import-outside-toplevel
-    spec = importlib.util.spec_from_file_location("bench_site", Path(__file__).resolve().parent / "site.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-critical_path, flow_times = _bench_site().critical_path, _bench_site().flow_times
+critical_path, flow_times = bench_site().critical_path, bench_site().flow_times
 
 from kubernetes import config, dynamic  # noqa: E402
 

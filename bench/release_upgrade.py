@@ -52,7 +52,7 @@ sys.path.insert(0, str(ROOT / "build" / "collections"))
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from anchor import kubeconfig as bench_kubeconfig, rotated  # noqa: E402
+from anchor import bench_site, kubeconfig as bench_kubeconfig, rotated  # noqa: E402
 from phase_lag import install_crds  # noqa: E402
 from support import compute_kit, openstack_helm  # noqa: E402
 from support.endpoint_watch import EndpointWatch  # noqa: E402
@@ -61,16 +61,7 @@ from support.site_run import Site  # noqa: E402
 from ansible_collections.lcm.openstack.plugins.module_utils.common.openstack_release import name, series  # noqa: E402
 
 
-def _bench_site() -> Any:
-    """bench/site.py's readings (its name is the standard library's too: loaded by path)."""
-    import importlib.util  # pylint: disable=import-outside-toplevel
-    spec = importlib.util.spec_from_file_location("bench_site", Path(__file__).resolve().parent / "site.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-critical_path, stamp = _bench_site().critical_path, _bench_site().stamp
+critical_path, stamp = bench_site().critical_path, bench_site().stamp
 
 from kubernetes import config, dynamic  # noqa: E402
 
@@ -319,9 +310,8 @@ def main() -> None:
     if "endpoints" in results:
         print(f"\n### {API}'s ready endpoints during keystone's update, rolling against drain "
               f"({args.runs} run(s) each, alternating, {day})\n")
-        print("keystone with " + ", ".join(["pod.replicas.api: 2",
-                                             "pod.lifecycle.upgrades.deployments.rolling_update.max_unavailable: 0"])
-              + " (ROLLING_VALUES)\n")
+        given = ["pod.replicas.api: 2", "pod.lifecycle.upgrades.deployments.rolling_update.max_unavailable: 0"]
+        print("keystone with " + ", ".join(given) + " (ROLLING_VALUES)\n")
         print("\n".join(strategy_rows(results["endpoints"])))
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))
