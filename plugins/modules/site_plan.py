@@ -25,7 +25,8 @@ description:
     greenfield flow that did not succeed. An C(update) resumes an update or
     rollback flow that is C(Running) or C(Failed), brings back a service that is
     not C(Operational), and moves to another version. Anything else is C(nothing).
-    A change of values at the same version is not in the record and not seen.
+    A release that is not what is asked, or whose objects drifted, is read from the release
+    itself (O(read_releases)).
   - An update from one OpenStack release (C(YYYY.1) or C(YYYY.2)) to another must be
     one OpenStack supports, N to N+1 or SLURP to SLURP (C(2025.1) to C(2026.1)). Any
     other jump, and any move back, fails the task before anything is read from a
@@ -60,6 +61,8 @@ options:
         side by side (C(together_with)); their flows start together and the init containers
         order the pods. A cycle of pods, a dependency that no service renders and the
         cluster does not have, and a C(depends_on) against the pods' order are errors.
+      - C(drift) (C(correct), C(report) or C(ignore)) and C(drift_ignore) are the service's drift policy
+        (see O(read_releases)).
       - Other keys are ignored. Only C(service), C(namespace), C(release), C(version),
         C(depends_on) and C(expected_duration) are returned in the module's arguments
         (values hold passwords).
@@ -90,6 +93,21 @@ options:
         C(external=true), neither ordered nor checked. Otherwise it is an error.
     type: bool
     default: false
+  read_releases:
+    description:
+      - Read each release the ServiceLifecycle records leave as they are (Operational at the version asked),
+        and plan what differs (see RV(services.drift)). The chart and values asked for are compared with the
+        deployed revision's (Helm's record, one list for the site's namespaces); a difference plans an
+        C(update) at the same version, naming the keys or the chart's files.
+      - The release's objects are compared with its manifest, for the fields it sets (one list a kind, then a
+        server-side dry run of each object that differs, nothing written). What drifted is planned by the
+        service's C(drift) policy, C(correct) (a C(reconcile), the update flow applying the release again),
+        C(report) (the default, named in the reason, the flow C(nothing)) or C(ignore) (not read); its
+        C(drift_ignore) lists fields left out, each C(path), C(Kind:path) or C(Kind/name:path)
+        (C(Deployment:spec.replicas) for a Deployment an HPA scales).
+      - V(false) plans from the records alone, by version.
+    type: bool
+    default: true
   in_run:
     description:
       - The services this run runs, by name; the others of O(services) (left out by C(--limit))
@@ -111,14 +129,23 @@ seealso:
     link: https://github.com/lcm-openstack/lcm.openstack/blob/main/README.md#a-whole-site
     description: The example site and its output.
 
+attributes:
+  check_mode:
+    support: full
+    details: The module only reads. In check mode it reports C(changed) when the plan has a flow to run.
+  diff_mode:
+    support: full
+    details: Per service, the values keys, the chart and the objects' fields that differ, as they are and as asked.
+
 extends_documentation_fragment:
   - lcm.openstack.attributes
   - lcm.openstack.attributes.action_group
-  - lcm.openstack.attributes.info_module
   - lcm.openstack.attributes.platform
   - kubernetes.core.k8s_auth_options
 notes:
-  - Supports check mode; the module never changes anything, in check mode or not.
+  - Supports check mode; the module never changes anything, in check mode or not. In check mode it reports
+    C(changed) when the plan has a flow to run, and with C(--diff) shows, per service, the values keys,
+    the chart and the objects' fields that differ (credentials and Secret data masked).
 """
 
 EXAMPLES = r"""
@@ -172,7 +199,10 @@ services:
       description: 0 without dependencies in the site, else one more than its highest dependency.
       type: int
     flow:
-      description: C(greenfield), C(update), C(remove) or C(nothing).
+      description:
+        - C(greenfield), C(update), C(reconcile), C(remove) or C(nothing).
+        - C(reconcile) applies the release again at its version through the update flow, for a service
+          whose objects drifted and whose policy is C(drift=correct).
       type: str
     reason:
       description: Why, in one short sentence; for an update, then its strategy and why.
@@ -236,6 +266,14 @@ services:
     expected_duration:
       description: Seconds a flow on it takes, as given (default 60).
       type: int
+    drift:
+      description:
+        - How its release differs, for a service the records leave as they are (null otherwise, or
+          without O(read_releases)). C(values), the dotted keys that differ; C(chart), what differs of
+          the chart (its version, or the files of a chart on disk); C(objects), each object that drifted
+          with C(kind), C(name), C(namespace), C(fields) and C(missing); C(policy); C(unread), why the
+          release was not compared ('' when it was). No value is ever shown.
+      type: dict
     removed_with:
       description:
         - For a C(remove), the services its removal waits for until each is Removed (service_lifecycle's
@@ -268,6 +306,7 @@ services:
       dependents: [placement]
       expected_duration: 300
       removed_with: []
+      drift: null
 levels:
   description: The services of each level, level 0 first (for a removal the highest level first); a level's flows can run together.
   returned: always
@@ -311,6 +350,7 @@ def argument_spec():
         action=dict(type="str", choices=list(ACTIONS), default="deploy"),
         external=dict(type="bool", default=False),
         in_run=dict(type="list", elements="str"),
+        read_releases=dict(type="bool", default=True),
         from_charts=dict(type="bool", default=True),
         binary_path=dict(type="path"),
     )

@@ -15,12 +15,13 @@ class Ended(Exception):
 
 
 class FakeModule:
-    def __init__(self, module: ModuleType, check_mode: bool = False, **given: Any) -> None:
+    def __init__(self, module: ModuleType, check_mode: bool = False, diff: bool = False, **given: Any) -> None:
         """The parameters as Ansible hands them to the module: every option of
-        `module`'s argument spec, its default or None, then those `given`."""
+        `module`'s argument spec, its default or None, then those `given`;
+        `diff`, run with --diff."""
         self.params: Dict[str, Any] = {name: option.get("default") for name, option in module.argument_spec().items()}
         self.params.update(given)
-        self.check_mode, self._diff = check_mode, False
+        self.check_mode, self._diff = check_mode, diff
         self.no_log_values: set = set()
         self.env_update: Dict[str, str] = {}
         self.warnings: List[str] = []

@@ -16,9 +16,17 @@ once, so the plan says what each flow of the site will do:
 
 An update that ended RolledBack is over: its service is Operational at the
 version it started from, so only a version still asked for makes it an
-update again, as the update flow itself decides. What the record cannot
-show is a change of values at the same version: the plan says nothing,
-while the update flow, which asks Helm, would upgrade.
+update again, as the update flow itself decides.
+
+What the record cannot show, the release can (drift/assess.py), for a
+service the record leaves as it is (`with_drift`):
+
+- update: its chart or its values differ from the deployed revision's. The
+  reason names the keys or the chart's files, and that the version stays;
+- reconcile: only its objects drifted from the release's manifest, and its
+  policy is `drift: correct`: the update flow applies the release again, at
+  the same version, with its checks, tests and rollback;
+- nothing, the drift named in the reason: its policy is `report`.
 
 For a removal: remove, unless there is no record or it says Removed.
 """
@@ -29,13 +37,14 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ansible_collections.lcm.openstack.plugins.module_utils.crds.service_lifecycle import LifecycleStatus, ServiceLifecycle, lifecycle_status
+from ansible_collections.lcm.openstack.plugins.module_utils.drift.model import CORRECT, POLICY_INPUT, ReleaseDrift
 
 Record = Optional[ServiceLifecycle]
 
 
 @dataclass(frozen=True)
 class Decision:
-    flow: str  # greenfield | update | remove | nothing
+    flow: str  # greenfield | update | reconcile | remove | nothing
     reason: str  # one short sentence, for the summary
 
 
@@ -89,3 +98,21 @@ def for_remove(record: Record) -> Decision:
     if unfinished:
         return Decision("remove", f"the last remove did not finish ({unfinished})")
     return Decision("remove", f"{state or 'no state'} at {current or 'an unknown version'}")
+
+
+def with_drift(decision: Decision, drift: Optional[ReleaseDrift], version: str) -> Decision:
+    """The decision once the release is read (see the module docstring); as it
+    was for a service the record already moves, or whose release was not read."""
+    if decision.flow != "nothing" or drift is None:
+        return decision
+    if drift.asked:
+        return Decision("update", drift.asked_reason(version))
+    if drift.live and drift.policy == CORRECT:
+        return Decision("reconcile", f"{drift.live_reason()}; {POLICY_INPUT}: {CORRECT} applies the release "
+                                     f"again at {version}")
+    if drift.live:
+        return Decision("nothing", f"{decision.reason}; {drift.live_reason()} (reported; "
+                                   f"{POLICY_INPUT}: {CORRECT} applies the release again)")
+    if drift.unread:
+        return Decision("nothing", f"{decision.reason}; its release was not compared: {drift.unread}")
+    return decision

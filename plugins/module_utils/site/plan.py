@@ -19,24 +19,30 @@ from ansible_collections.lcm.openstack.plugins.module_utils.crds.service_lifecyc
 from ansible_collections.lcm.openstack.plugins.module_utils.common.tables import aligned
 from ansible_collections.lcm.openstack.plugins.module_utils.common.timefmt import duration
 from ansible_collections.lcm.openstack.plugins.module_utils.site.chart_graph import SiteGraph
-from ansible_collections.lcm.openstack.plugins.module_utils.site.decide import Decision, for_deploy, for_remove, status_of
+from ansible_collections.lcm.openstack.plugins.module_utils.drift.model import ReleaseDrift
+from ansible_collections.lcm.openstack.plugins.module_utils.site.decide import Decision, for_deploy, for_remove, status_of, with_drift
 from ansible_collections.lcm.openstack.plugins.module_utils.site.model import Dependency, Key, Service, Site, parse_site
 from ansible_collections.lcm.openstack.plugins.module_utils.site.order import Order
 
 Records = Mapping[Key, ServiceLifecycle]
 ReadRecords = Callable[[List[str]], Records]
 Derive = Callable[[Site], SiteGraph]
-FLOWS = ("greenfield", "update", "remove", "nothing")
+Drifts = Mapping[Key, ReleaseDrift]
+ReadDrift = Callable[[Site, List[Key]], Drifts]
+FLOWS = ("greenfield", "update", "reconcile", "remove", "nothing")
+UPDATES = ("update", "reconcile")  # the flows the update flow runs
 
 
 def site_plan(services: Sequence[Mapping[str, Any]], action: str, external: bool,
               read_records: ReadRecords, derive: Optional[Derive] = None,
-              in_run: Optional[Sequence[str]] = None) -> Dict[str, Any]:
+              in_run: Optional[Sequence[str]] = None, read_drift: Optional[ReadDrift] = None) -> Dict[str, Any]:
     """The plan of `services` for `action`. The inventory is checked whole
     before `read_records` (namespaces -> records by (namespace, name)) is
     called: a broken inventory costs no request. `derive`, given the site,
     returns what the charts say of its order (site/chart_graph.py), once the
-    records show every upgrade path supported."""
+    records show every upgrade path supported. `read_drift`, given the site and
+    the services the records leave as they are, returns how each one's release
+    differs from what is asked and from its own objects (drift/assess.py)."""
     site = parse_site(services, action, external)
     records = read_records(site.namespaces) if site.services else {}
     # An unsupported jump is refused before the charts are rendered: the
@@ -44,7 +50,9 @@ def site_plan(services: Sequence[Mapping[str, Any]], action: str, external: bool
     _refuse_unsupported(site, {k: _path(site, k, _decision(site, k, records.get(k)), records.get(k))
                                for k in site.services})
     derived = derive(site) if derive is not None and site.services else None
-    result = plan(site, records, derived)
+    at_rest = [k for k in site.services if _decision(site, k, records.get(k)).flow == "nothing"]
+    drifts = read_drift(site, at_rest) if read_drift is not None and at_rest and site.action != "remove" else {}
+    result = plan(site, records, derived, drifts)
     for entry in result["services"]:
         entry["removed_with"] = removed_with(entry, external, in_run)
     return result
@@ -62,10 +70,13 @@ def removed_with(entry: Mapping[str, Any], external: bool, in_run: Optional[Sequ
     return [d for d in entry["dependents"] if in_run is None or d in in_run]
 
 
-def plan(site: Site, records: Records, derived: Optional[SiteGraph] = None) -> Dict[str, Any]:
+def plan(site: Site, records: Records, derived: Optional[SiteGraph] = None,
+         drifts: Optional[Drifts] = None) -> Dict[str, Any]:
     """The module's result but `changed` (see plugins/modules/site_plan.py RETURN)."""
     order = Order.of(site, derived)
-    decisions = {k: _decision(site, k, records.get(k)) for k in site.services}
+    drifts = drifts or {}
+    decisions = {k: with_drift(_decision(site, k, records.get(k)), drifts.get(k), site.services[k].version)
+                 for k in site.services}
     paths = {k: _path(site, k, decisions[k], records.get(k)) for k in site.services}
     _refuse_unsupported(site, paths)
     strategies = {k: _strategy(site, k, decisions[k]) for k in site.services}
@@ -73,7 +84,8 @@ def plan(site: Site, records: Records, derived: Optional[SiteGraph] = None) -> D
     remove = site.action == "remove"
     level = order.level
     planned = sorted(site.services, key=lambda k: (-level[k] if remove else level[k], site.name(k), k))
-    entries = [_entry(site, k, order, decisions, records.get(k), paths[k], strategies[k]) for k in planned]
+    entries = [_entry(site, k, order, decisions, records.get(k), paths[k], strategies[k], drifts.get(k))
+               for k in planned]
     weights = {k: 0 if decisions[k].flow == "nothing" else site.services[k].expected_duration for k in site.services}
     chain, total = order.critical_path(weights)
     if remove:
@@ -92,9 +104,9 @@ def _decision(site: Site, key: Key, record: Any) -> Decision:
 
 def _path(site: Site, key: Key, decision: Decision, record: Any) -> Optional[openstack_release.PathCheck]:
     """The upgrade path of a service the plan moves from one version to
-    another; None when it is deployed anew, removed or left as it is."""
+    another; None when it is deployed anew, removed, left as it is or kept at its version."""
     current = status_of(record).get("currentVersion") or ""
-    if decision.flow != "update" or not current:
+    if decision.flow != "update" or not current or current == site.services[key].version:
         return None
     return openstack_release.check(current, site.services[key].version)
 
@@ -109,9 +121,10 @@ def _refuse_unsupported(site: Site, paths: Mapping[Key, Optional[openstack_relea
 
 
 def _strategy(site: Site, key: Key, decision: Decision) -> Tuple[str, str]:
-    """How an update moves the service, and why (common/openstack_upgrade.choose); ("", "")
-    for any other flow, ("", the refusal) when its inputs cannot be run."""
-    if decision.flow != "update":
+    """How an update (or a reconcile, which the update flow runs) moves the service, and why
+    (common/openstack_upgrade.choose); ("", "") for any other flow, ("", the refusal) when
+    its inputs cannot be run."""
+    if decision.flow not in UPDATES:
         return "", ""
     svc = site.services[key]
     try:
@@ -138,13 +151,14 @@ def _run_version(site: Site, decisions: Mapping[Key, Decision], dep: Dependency)
     drained while its dependency is upgraded). The inventory's own minimum is
     never above it: parse_site refuses that."""
     decision = decisions.get(dep.key)
-    if dep.external or decision is None or decision.flow not in ("greenfield", "update"):
+    if dep.external or decision is None or decision.flow not in ("greenfield", *UPDATES):
         return ""
     return site.services[dep.key].version if dep.key in site.services else ""
 
 
 def _entry(site: Site, key: Key, order: Order, decisions: Mapping[Key, Decision], record: Any,
-           path: Optional[openstack_release.PathCheck], strategy: Tuple[str, str]) -> Dict[str, Any]:
+           path: Optional[openstack_release.PathCheck], strategy: Tuple[str, str],
+           drift: Optional[ReleaseDrift]) -> Dict[str, Any]:
     service: Service = site.services[key]
     decision = decisions[key]
     status = status_of(record)
@@ -177,6 +191,7 @@ def _entry(site: Site, key: Key, order: Order, decisions: Mapping[Key, Decision]
         "together_with": [site.name(k) for k in sorted(siblings)], "provided": provided,
         "dependents": [site.name(k) for k in order.dependents(key)],
         "expected_duration": service.expected_duration,
+        "drift": None if drift is None else drift.as_dict(),
     }
 
 
@@ -212,7 +227,7 @@ def _after(entry: Dict[str, Any], column: str) -> List[str]:
 
 def _versions(entry: Dict[str, Any]) -> str:
     current, target = entry["current_version"], entry["target_version"]
-    if entry["flow"] in ("greenfield", "update") and current and target and current != target:
+    if entry["flow"] in ("greenfield", *UPDATES) and current and target and current != target:
         return f"{current} -> {target}"
     if entry["flow"] in ("remove", "nothing"):
         return current or "-"

@@ -77,7 +77,8 @@ def test_an_entry_carries_everything_a_flow_needs() -> None:
         # rabbitmq is updated in this run: keystone's flow waits for its update to end at 3.13
         "wait_for": ["mariadb>=10.6", "memcached", "rabbitmq"], "wait_at": {"rabbitmq": "3.13"},
         "together_with": [], "provided": [],
-        "dependents": ["placement"], "expected_duration": 300, "removed_with": []}
+        "dependents": ["placement"], "expected_duration": 300, "removed_with": [],
+        "drift": None}
     placement = _by_name(_plan(OPENSTACK_HELM))["placement"]
     assert (placement["state"], placement["current_version"], placement["dependents"]) == ("", "", [])
 

@@ -1,0 +1,77 @@
+# Copyright: lcm.openstack contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Which keys of the values asked for differ from the deployed revision's.
+
+Helm keeps, in each revision, the values the user supplied (files, then the
+mapping, merged as it merges them). A flow adds two keys of its own to them:
+`lifecycle` (the version it deploys; the version comparison is the record's)
+and the chart's `manifests.job_*` switches, all off (the phases run the
+jobs). Those are left out on both sides; every other key is compared as Helm
+stores it, so 1 and 1.0, '' and null compare alike. Only the keys are named:
+values hold passwords.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Iterator, List, Mapping, Sequence
+
+from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import yaml
+from ansible_collections.lcm.openstack.plugins.module_utils.helm.chart_jobs import JOB_PREFIX
+from ansible_collections.lcm.openstack.plugins.module_utils.helm.cli import merge_values
+
+FLOW_OWNED = "lifecycle"
+
+
+def asked_values(values_files: Sequence[str], values: Mapping[str, Any]) -> Dict[str, Any]:
+    """The values asked for: the files, then the mapping, merged as Helm merges them."""
+    merged: Dict[str, Any] = {}
+    for path in values_files:
+        with open(path, encoding="utf-8") as handle:
+            merged = merge_values(merged, yaml.safe_load(handle) or {})
+    return merge_values(merged, values or {})
+
+
+def normalised(values: Any) -> Any:
+    """Values as Helm stores them: a YAML round-trip."""
+    return yaml.safe_load(yaml.safe_dump(values or {})) or {}
+
+
+def without_flow_keys(values: Mapping[str, Any]) -> Dict[str, Any]:
+    out = {k: v for k, v in values.items() if k != FLOW_OWNED}
+    manifests = out.get("manifests")
+    if isinstance(manifests, Mapping):
+        kept = {k: v for k, v in manifests.items() if not str(k).startswith(JOB_PREFIX)}
+        if kept:
+            out["manifests"] = kept
+        else:
+            out.pop("manifests")
+    return out
+
+
+def changed_keys(asked: Mapping[str, Any], deployed: Mapping[str, Any]) -> List[str]:
+    """The dotted keys whose values differ (a list is one value), sorted."""
+    before = without_flow_keys(normalised(deployed))
+    after = without_flow_keys(normalised(asked))
+    return sorted(_differing(before, after, ""))
+
+
+def at_key(values: Mapping[str, Any], key: str) -> Any:
+    """The value under a key changed_keys named (None where there is none)."""
+    here: Any = values
+    for part in key.split(" (")[0].split("."):
+        here = here.get(part) if isinstance(here, Mapping) else None
+    return here
+
+
+def _differing(before: Any, after: Any, prefix: str) -> Iterator[str]:
+    if isinstance(before, dict) and isinstance(after, dict):
+        for key in set(before) | set(after):
+            path = f"{prefix}.{key}" if prefix else str(key)
+            if key not in before:
+                yield f"{path} (added)"
+            elif key not in after:
+                yield f"{path} (removed)"
+            else:
+                yield from _differing(before[key], after[key], path)
+    elif before != after:
+        yield prefix or "(all)"
