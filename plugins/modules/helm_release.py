@@ -172,6 +172,24 @@ options:
       - The keys switched off are returned as RV(disabled_jobs).
     type: bool
     default: false
+  drift:
+    description:
+      - What a release found as asked (same chart, values and manifest) does when its objects in the
+        cluster are not what its manifest sets (a Deployment edited by hand, an object deleted).
+      - V(ignore) reads nothing. V(report) compares them, for the fields the manifest sets (one list a kind,
+        then a server-side dry run of each object that differs; nothing written), and returns what drifted
+        as RV(drift). V(correct) does the same and upgrades the release when something drifted, which
+        applies its manifest again.
+      - Only with O(state=present).
+    type: str
+    choices: [ignore, report, correct]
+    default: ignore
+  drift_ignore:
+    description:
+      - Fields O(drift) leaves out, each C(path), C(Kind:path) or C(Kind/name:path) (C(spec.replicas),
+        C(Deployment/keystone-api:spec.replicas)); a path covers the fields under it.
+    type: list
+    elements: str
   purge_kept:
     description:
       - With O(state=absent), also delete the objects Helm keeps on uninstall
@@ -297,6 +315,15 @@ tests:
   elements: dict
   sample:
     - {name: keystone-test, phase: Succeeded, started_at: "2026-11-22T01:50:12Z", completed_at: "2026-11-22T01:50:14Z"}
+drift:
+  description:
+    - The objects of the release that are not what its manifest sets, each with C(kind), C(name),
+      C(namespace), C(fields) (paths; never values) and C(missing).
+  returned: state=present, O(drift) other than V(ignore), and the release as asked
+  type: list
+  elements: dict
+  sample:
+    - {kind: Deployment, name: keystone-api, namespace: openstack, fields: [spec.replicas], missing: false}
 disabled_jobs:
   description: The C(manifests) keys switched off with O(disable_jobs).
   returned: state=present and disable_jobs
@@ -372,6 +399,8 @@ def argument_spec():
         keep_history=dict(type="bool", default=False),
         server_side=dict(type="bool"),
         disable_jobs=dict(type="bool", default=False),
+        drift=dict(type="str", choices=["ignore", "report", "correct"], default="ignore"),
+        drift_ignore=dict(type="list", elements="str"),
         purge_kept=dict(type="bool", default=False),
     )
     return spec

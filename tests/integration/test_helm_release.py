@@ -96,6 +96,34 @@ def test_changed_values_upgrade_and_history_records_it(release, dyn) -> None:
     assert dep["status"]["availableReplicas"] == 3
 
 
+def test_objects_drifted_from_the_release_are_reported_then_applied_again(release, dyn) -> None:
+    ok(release(values={"replicas": 1}))
+    deployments = dyn.resources.get(api_version="apps/v1", kind="Deployment")
+    # Edited out of band: the replicas the chart sets, and a label of the pod template.
+    deployments.patch(name="rel-api", namespace=release.namespace, field_manager="kubectl-edit",
+                      content_type="application/merge-patch+json",
+                      body={"spec": {"replicas": 3, "template": {"metadata": {"annotations": {"by-hand": "yes"}}}}})
+    same = ok(release(values={"replicas": 1}))
+    assert (same["changed"], same["operation"]) == (False, "none") and "drift" not in same  # drift=ignore reads nothing
+    reported = ok(release(values={"replicas": 1}, drift="report"))
+    assert (reported["changed"], reported["operation"]) == (False, "none")
+    # The annotation added by hand is no field the chart sets: only the replicas drifted.
+    assert reported["drift"] == [{"kind": "Deployment", "name": "rel-api", "namespace": release.namespace,
+                                  "fields": ["spec.replicas"], "missing": False}]
+    ignored = ok(release(values={"replicas": 1}, drift="correct", drift_ignore=["Deployment/rel-api:spec.replicas"]))
+    assert (ignored["changed"], ignored["drift"]) == (False, [])
+    corrected = ok(release(values={"replicas": 1}, drift="correct"))
+    assert (corrected["changed"], corrected["operation"], corrected["status"]["revision"]) == (True, "upgrade", 2)
+    assert deployments.get(name="rel-api", namespace=release.namespace).to_dict()["spec"]["replicas"] == 1
+    assert ok(release(values={"replicas": 1}, drift="correct"))["changed"] is False
+    # Applied again by a client-side merge too (Helm 4's server_side=false, Helm 3's only way).
+    deployments.patch(name="rel-api", namespace=release.namespace, field_manager="kubectl-edit",
+                      content_type="application/merge-patch+json", body={"spec": {"replicas": 2}})
+    client_side = ok(release(values={"replicas": 1}, drift="correct", server_side=False))
+    assert (client_side["changed"], client_side["status"]["revision"]) == (True, 3)
+    assert deployments.get(name="rel-api", namespace=release.namespace).to_dict()["spec"]["replicas"] == 1
+
+
 def test_a_failed_atomic_upgrade_returns_to_the_previous_revision(release) -> None:
     ok(release(values={"replicas": 1}))
     failed = release(values={"replicas": 2, "jobs": {"db_sync": {"fail": "db-sync: schema error"}}},

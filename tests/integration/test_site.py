@@ -26,7 +26,7 @@ from kubernetes import dynamic
 
 from support import kube
 from support.ansible import ROOT
-from support.site_run import Site, ok, services_of, when
+from support.site_run import Site, ok, services_of, unchanged, when
 
 pytestmark = pytest.mark.bed
 
@@ -178,10 +178,85 @@ def test_a_run_lost_mid_flow_is_taken_over_by_the_next_and_the_record_says_so(si
 
 def test_a_second_run_changes_nothing(site: Site) -> None:
     out = ok(site.run())
+    # Every release read against what is asked and against its objects: nothing differs.
+    assert all(" nothing " in _plan_row(out, s) for s in SERVICES), out[out.index("LEVEL"):]
     assert "changed=" in out
     for line in out[out.rindex("PLAY RECAP"):].splitlines()[1:]:
         if line.strip():
             assert "changed=0" in line, line
+
+
+def _plan_row(out: str, service: str) -> str:
+    """The plan's row of `service` (the first table of the run's output)."""
+    table = out[out.index("LEVEL"):]
+    return next(line for line in table.splitlines() if f" {service} " in line)
+
+
+def _revision(site: Site, release: str) -> int:
+    found = site.dyn.resources.get(api_version="v1", kind="Secret").get(
+        namespace=site.namespace, label_selector=f"owner=helm,name={release}").to_dict()["items"]
+    return max(int(s["metadata"]["labels"]["version"]) for s in found)
+
+
+def test_a_values_change_at_the_same_version_updates_that_service_alone(site: Site) -> None:
+    values = site.host_vars("placement")["values"]
+    site.set_host_var("placement", "values", dict(values, conf={"placement": {"DEFAULT": {"debug": True}}}))
+    before = {s: site.lifecycle(s)["status"]["flow"]["startedAt"] for s in SERVICES}
+    revision = _revision(site, "placement")
+    # Check mode with --diff: the plan names the key, the diff shows it, nothing is written.
+    out = ok(site.run("--check", "--diff"))
+    row = _plan_row(out, "placement")
+    assert " update " in row and "values conf.placement.DEFAULT.debug (added) changed" in row, row
+    assert "the release stays at version 2026.1" in row, row
+    assert "placement (deployed)" in out and "conf.placement.DEFAULT.debug" in out[out.index("placement (deployed)"):]
+    for service in ("mariadb", "memcached", "rabbitmq", "keystone"):
+        assert " nothing " in _plan_row(out, service), _plan_row(out, service)
+    assert _revision(site, "placement") == revision
+    assert {s: site.lifecycle(s)["status"]["flow"]["startedAt"] for s in SERVICES} == before
+    # The run: placement's update at the same version, and no other flow.
+    out = ok(site.run())
+    record = site.lifecycle("placement")["status"]
+    assert (record["flow"]["name"], record["flow"]["state"], record["currentVersion"]) == ("update", "Succeeded", "2026.1")
+    assert _revision(site, "placement") > revision
+    for service in SERVICES:
+        if service != "placement":
+            assert site.lifecycle(service)["status"]["flow"]["startedAt"] == before[service], service
+
+
+def _replicas(site: Site, name: str) -> int:
+    return site.dyn.resources.get(api_version="apps/v1", kind="Deployment").get(
+        name=name, namespace=site.namespace).to_dict()["spec"]["replicas"]
+
+
+def test_a_deployment_edited_by_hand_is_reported_then_corrected(site: Site) -> None:
+    deployments = site.dyn.resources.get(api_version="apps/v1", kind="Deployment")
+    assert _replicas(site, "keystone-api") == 1
+    # An edit out of band, as `kubectl edit` or `kubectl scale` makes it.
+    deployments.patch(name="keystone-api", namespace=site.namespace, body={"spec": {"replicas": 3}},
+                      content_type="application/merge-patch+json", field_manager="kubectl-edit")
+    before = site.lifecycle("keystone")["status"]["flow"]["startedAt"]
+    version = site.lifecycle("keystone")["status"]["currentVersion"]
+    out = ok(site.run())
+    row = _plan_row(out, "keystone")
+    assert " nothing " in row and "drift: Deployment/keystone-api spec.replicas" in row and "reported" in row, row
+    unchanged(out)
+    assert site.lifecycle("keystone")["status"]["flow"]["startedAt"] == before
+    assert _replicas(site, "keystone-api") == 3
+    # drift: correct: the update flow applies the release again, at its version.
+    site.set_host_var("keystone", "drift", "correct")
+    try:
+        out = ok(site.run())
+    finally:
+        site.set_host_var("keystone", "drift", "report")
+    row = _plan_row(out, "keystone")
+    assert " reconcile " in row and "Deployment/keystone-api spec.replicas" in row, row
+    assert _replicas(site, "keystone-api") == 1
+    record = site.lifecycle("keystone")["status"]
+    assert (record["flow"]["name"], record["flow"]["state"], record["currentVersion"]) == ("update", "Succeeded", version)
+    # Corrected: the next run finds nothing to do.
+    out = ok(site.run())
+    assert all(" nothing " in _plan_row(out, s) for s in SERVICES), out[out.index("LEVEL"):]
+    unchanged(out)
 
 
 def test_a_service_others_depend_on_is_not_removed_alone(site: Site) -> None:

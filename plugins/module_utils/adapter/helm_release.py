@@ -21,7 +21,8 @@ def release_request(params: Dict[str, Any]) -> ReleaseRequest:
         values=merge_values(params.get("values") or {}, params.get("secret_values") or {}),
         **given(params, "chart", "chart_version", "values_files", "set_values", "create_namespace", "atomic",
                 "wait", "helm_wait", "timeout", "force", "reset_values", "reuse_values", "history_max",
-                "description", "revision", "keep_history", "server_side", "disable_jobs", "purge_kept"))
+                "description", "revision", "keep_history", "server_side", "disable_jobs", "purge_kept",
+                "drift", "drift_ignore"))
 
 
 @reported

@@ -43,9 +43,20 @@ def changes(ref: str, version: str, stored: Mapping[str, Any]) -> List[str]:
     # A template added is a change; another file Helm did not keep may be one its .helmignore leaves out.
     names = set(kept) | {n for n in local if n.startswith("templates/")}
     out = [name for name in sorted(names) if name not in _APART and local.get(name) != kept.get(name)]
-    if (yaml.safe_load(local.get(VALUES_FILE) or "") or {}) != (stored.get("values") or {}):
+    if _own_values(yaml.safe_load(local.get(VALUES_FILE) or "") or {}, stored.get("values") or {}, ours) is not None:
         out.append(VALUES_FILE)
     return [f"{deployed} {name}" for name in out]
+
+
+def _own_values(local: Dict[str, Any], kept: Dict[str, Any], meta: Mapping[str, Any]) -> Any:
+    """None when the chart's values.yaml is the one Helm kept, which it keeps with an entry
+    of its own for each dependency (`helm-toolkit: {global: {}}`) that values.yaml may lack."""
+    kept = dict(kept)
+    for dep in meta.get("dependencies") or []:
+        name = (dep or {}).get("alias") or (dep or {}).get("name")
+        if name in kept and name not in local and set(kept[name] or {}) <= {"global"}:
+            kept.pop(name)
+    return None if local == kept else VALUES_FILE
 
 
 def _stored_files(stored: Mapping[str, Any]) -> Dict[str, str]:
@@ -73,10 +84,10 @@ def _from_dir(root: str) -> Dict[str, str]:
         if rel == "charts" or rel.startswith("charts" + os.sep):
             dirs[:] = []
             continue
-        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        dirs[:] = [d for d in dirs if d not in (".git", ".svn", ".hg")]
         for name in names:
             path = os.path.normpath(os.path.join(rel, name)).replace(os.sep, "/")
-            if name.startswith(".") or (rel == "." and name.endswith(".tgz")):
+            if rel == "." and name.endswith(".tgz"):
                 continue
             with open(os.path.join(here, name), encoding="utf-8", errors="replace") as handle:
                 out[path] = handle.read()

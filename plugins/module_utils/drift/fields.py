@@ -6,7 +6,8 @@
 cluster, for the fields the manifest sets only: what the apiserver,
 controllers and other tools add (defaults, status, a restart annotation) is
 not drift. It is strict: a list must match element by element, a number is
-not its string, `100m` is not `0.1`. What it finds is then confirmed by the
+not its string, `100m` is not `0.1`; only an empty value ('', {}, [], null)
+matches an absent one, as the apiserver drops those it omits when empty. What it finds is then confirmed by the
 apiserver (drift/live.py), which knows the schema's defaults, units and
 list merge keys; what it does not find is equal as written, so needs no
 request.
@@ -62,6 +63,8 @@ def set_by(desired: Mapping[str, Any], live: Mapping[str, Any]) -> List[str]:
 
 
 def _subset(want: Any, have: Any, path: str) -> List[str]:
+    if have is None and (want is None or want in ("", {}, [])):
+        return []  # an empty value the apiserver leaves out (openstack-helm's `value: ""`)
     if isinstance(want, Mapping):
         if not isinstance(have, Mapping):
             return [path]

@@ -63,14 +63,23 @@ def at_key(values: Mapping[str, Any], key: str) -> Any:
     return here
 
 
+def _leaves(value: Any, path: str, how: str) -> Iterator[str]:
+    """Each key under a section added or removed whole, named as far down as it goes."""
+    if isinstance(value, dict) and value:
+        for key in value:
+            yield from _leaves(value[key], f"{path}.{key}", how)
+    else:
+        yield f"{path} ({how})"
+
+
 def _differing(before: Any, after: Any, prefix: str) -> Iterator[str]:
     if isinstance(before, dict) and isinstance(after, dict):
         for key in set(before) | set(after):
             path = f"{prefix}.{key}" if prefix else str(key)
             if key not in before:
-                yield f"{path} (added)"
+                yield from _leaves(after[key], path, "added")
             elif key not in after:
-                yield f"{path} (removed)"
+                yield from _leaves(before[key], path, "removed")
             else:
                 yield from _differing(before[key], after[key], path)
     elif before != after:

@@ -45,10 +45,11 @@ READ_RETRY_SECONDS = 30.0
 # Flags that Helm 4 renamed.
 FLAGS = {
     3: {"atomic": ["--atomic"], "force": ["--force"], "wait": ["--wait"],
-        # Helm 3 always merges on the client side.
-        "client_side": [], "server_side": None},
+        # Helm 3 always merges on the client side, which takes back any field it sets.
+        "client_side": [], "server_side": None, "force_conflicts": []},
     4: {"atomic": ["--rollback-on-failure"], "force": ["--force-replace"], "wait": ["--wait=watcher"],
-        "client_side": ["--server-side=false"], "server_side": ["--server-side=true"]},
+        "client_side": ["--server-side=false"], "server_side": ["--server-side=true"],
+        "force_conflicts": ["--force-conflicts"]},
 }
 
 

@@ -33,6 +33,9 @@ def upgrade_args(helm: Helm, req: Any, value_args: List[str], no_hooks: bool = F
     if req.force:
         args += helm.flag("force")
     args += apply_mode(helm, req)
+    if getattr(req, "force_conflicts", False):
+        # A drift corrected by a server-side apply: the fields edited by hand belong to another field manager.
+        args += helm.flag("force_conflicts")
     if req.atomic:
         args += helm.flag("atomic")
     elif req.helm_wait:

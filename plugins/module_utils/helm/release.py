@@ -64,6 +64,13 @@ class ReleaseRequest:
     disable_jobs: bool = False
     # On uninstall, delete the objects Helm keeps (helm.sh/resource-policy: keep).
     purge_kept: bool = False
+    # A release found as asked: read its objects against its manifest (report),
+    # and upgrade it when they drifted (correct); ignore reads nothing (drift/model.py).
+    drift: str = "ignore"
+    drift_ignore: Sequence[str] = ()
+    # Set when a drift is corrected on a release Helm 4 applies on the server: fields
+    # edited by hand belong to another field manager, and the upgrade takes them back.
+    force_conflicts: bool = False
 
 
 class ReleaseManager:
@@ -116,6 +123,8 @@ class ReleaseManager:
             current = drift.current_manifest(history, deployed.manifest)
             operation = drift.needed(req, history, desired, current, chart.metadata, deployed.values)
             diff = drift.diff(req.name, current, desired)
+            if operation is None and req.drift != "ignore":
+                operation = self._live_drift(current)
             if operation is None:
                 return self._result(False, "none", history, diff)
             no_hooks = self._without_hooks(value_args, operation)
@@ -202,6 +211,35 @@ class ReleaseManager:
         return result
 
     # -- steps -------------------------------------------------------------
+    def _live_drift(self, manifest: str) -> Optional[str]:
+        """The release is as asked: its objects are read against its manifest
+        (drift/live.py); `upgrade` when they drifted and drift is correct, which
+        applies the manifest again (Helm's three-way merge puts back the fields it
+        sets), else None. What drifted is returned as `drift`."""
+        from ansible_collections.lcm.openstack.plugins.module_utils.drift import fields as drift_fields, live  # pylint: disable=import-outside-toplevel
+        rules = drift_fields.parse_rules(list(self.req.drift_ignore))
+        found, skipped = live.drifted(self.dyn, {"release": live.Release(self.req.namespace, manifest, rules)})
+        self.extra["drift"] = [o.as_dict() for o in found["release"]]
+        if skipped:
+            self.notes.append(f"drift not read: {skipped['release']}")
+        if found["release"] and self.req.drift == "correct":
+            self.notes.append("the release's objects drifted from its manifest (" + "; ".join(
+                o.text() for o in found["release"]) + "): applied again")
+            self.req.force_conflicts = self._applied_on_server()
+            return "upgrade"
+        return None
+
+    def _applied_on_server(self) -> bool:
+        """Whether the upgrade applies on the server: asked so, or Helm 4 left to the
+        release's own method (its record's apply_method; a driver only Helm reads: no)."""
+        if self.req.server_side is not None or self.helm.major < 4:
+            return bool(self.req.server_side)
+        import os  # pylint: disable=import-outside-toplevel
+        from ansible_collections.lcm.openstack.plugins.module_utils.helm import storage  # pylint: disable=import-outside-toplevel
+        of = storage.kind(os.environ)
+        deployed = storage.deployed(self.dyn, self.req.namespace, self.req.name, of) if of else None
+        return deployed is not None and deployed.apply_method == "ssa"
+
     def _without_hooks(self, value_args: List[str], operation: str) -> bool:
         """To adopt kept objects (a first install), or as the phases run a hook Job left (helm/hooks.py)."""
         if operation == "install" and self._adopt_kept(value_args):

@@ -61,6 +61,7 @@ class Deployed:
     chart_version: str = ""
     app_version: str = ""
     values: Dict[str, Any] = field(default_factory=dict)  # the user-supplied values only
+    apply_method: str = ""  # Helm 4's: ssa (server-side apply) or csa; '' from Helm 3
     # Read only when asked for (the traffic target is chosen from them):
     manifest: str = ""  # as `helm get manifest` prints it
     defaults: Dict[str, Any] = field(default_factory=dict)  # the chart's values, under `values`
@@ -91,7 +92,7 @@ def deployed(dyn: Any, namespace: str, release: str, of: str = SECRET,
     out = Deployed(revision=int(record.get("version") or 0),
                    chart_version=str(metadata.get("version") or ""),
                    app_version=str(metadata.get("appVersion") or ""),
-                   values=record.get("config") or {})
+                   values=record.get("config") or {}, apply_method=str(record.get("apply_method") or ""))
     if with_manifest:
         out.manifest = record.get("manifest") or ""
         out.defaults = (record.get("chart") or {}).get("values") or {}

@@ -19,6 +19,8 @@ import re
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import InputError
+from ansible_collections.lcm.openstack.plugins.module_utils.drift import fields as drift_fields
+from ansible_collections.lcm.openstack.plugins.module_utils.drift import model as drift_model
 
 try:
     import yaml
@@ -200,6 +202,19 @@ def _databases(value: Any) -> List[str]:
     return data
 
 
+def _ignore_rules(value: Any) -> List[str]:
+    """Fields a drift leaves out: a list (or YAML text of one) of path, Kind:path or Kind/name:path."""
+    data = _yaml(value)
+    if isinstance(data, str):
+        data = [data]
+    try:
+        drift_fields.parse_rules(data if isinstance(data, list) else [data])
+    except InputError:
+        raise Bad("a list of field paths, each path, Kind:path or Kind/name:path (spec.replicas, "
+                  "Deployment/keystone-api:spec.replicas)") from None
+    return [str(d).strip() for d in data]
+
+
 def _templates_ok(value: Any) -> bool:
     return isinstance(value, list) and all(isinstance(t, str) and t for t in value)
 
@@ -236,6 +251,9 @@ INPUTS: Dict[str, Tuple[Callable[[Any], Any], Any, str]] = {
     "upgrade_commands": (_commands, {}, "upgrade_commands='{mychart: {check: [[mychart-status, upgrade, check]]}}'"),
     "phase_selection": (_per_phase(lambda v: v in SELECTIONS, "one of " + ", ".join(SELECTIONS)), {},
                         "phase_selection='{upgrade: stage}'"),
+    # What a drift of the release's objects does (drift/model.py): correct, report or ignore.
+    "drift": (_one_of(drift_model.POLICIES), drift_model.DEFAULT_POLICY, "drift=correct"),
+    "drift_ignore": (_ignore_rules, [], "drift_ignore='[Deployment:spec.replicas]'"),
 }
 # Inputs whose value is never repeated in a message: values may hold passwords.
 SECRET = ("values",)
