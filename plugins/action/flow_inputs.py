@@ -50,4 +50,5 @@ class ActionModule(ActionBase):
         else:
             result["inputs"] = typed
             result["traffic_skipped"] = flow_inputs.traffic_skipped(typed)
+            result["release_drift"] = flow_inputs.release_drift(typed)
         return result

@@ -96,6 +96,15 @@ traffic_skipped:
   returned: success
   type: str
   sample: traffic_backend none
+release_drift:
+  description:
+    - What the flow's Helm release reads of the drift of its objects (M(lcm.openstack.helm_release)'s
+      O(lcm.openstack.helm_release#module:drift)) - V(correct) with the input C(drift=correct), which
+      applies a drifted release again; V(ignore) otherwise (a drift is reported by the site plan and
+      the UpdateStatus, not by each flow).
+  returned: success
+  type: str
+  sample: ignore
 errors:
   description: One line per bad input.
   returned: failure

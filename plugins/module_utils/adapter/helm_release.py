@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 import functools
-from typing import Any, Dict
+from typing import Any, Dict, List, Tuple
 
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.common import given, mask, mask_release_params, warn
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.connection import helm_kube_client, reported
@@ -25,6 +25,13 @@ def release_request(params: Dict[str, Any]) -> ReleaseRequest:
                 "drift", "drift_ignore"))
 
 
+def read_drift(dyn: Any, namespace: str, manifest: str, ignore: List[str]) -> Tuple[List[Any], str]:
+    """The release's objects that drifted from `manifest` (drift/live.py), loaded only when asked."""
+    from ansible_collections.lcm.openstack.plugins.module_utils.drift import fields, live  # pylint: disable=import-outside-toplevel
+    found, skipped = live.drifted(dyn, {"release": live.Release(namespace, manifest, fields.parse_rules(ignore))})
+    return found["release"], skipped.get("release", "")
+
+
 @reported
 def run_helm_release(module: Any) -> None:
     helm, redactor = helm_cli(module)
@@ -35,7 +42,8 @@ def run_helm_release(module: Any) -> None:
     # Connected when first needed (the Lease, the wait, the hooks a hung
     # uninstall left, kept objects on a purge): a release found as asked needs
     # no client, and its import is most of such a run (common/compat.py).
-    manager = ReleaseManager(helm, req, check_mode=module.check_mode, connect=functools.partial(helm_kube_client, module))
+    manager = ReleaseManager(helm, req, check_mode=module.check_mode, connect=functools.partial(helm_kube_client, module),
+                             read_drift=read_drift)
     actions = {"present": manager.present, "absent": manager.absent,
                "rolledback": manager.rolledback, "tested": manager.tested}
     try:

@@ -19,6 +19,7 @@ import tarfile
 from typing import Any, Dict, List, Mapping, Optional
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import yaml
+from ansible_collections.lcm.openstack.plugins.module_utils.drift.values import normalised
 
 CHART_FILE, VALUES_FILE = "Chart.yaml", "values.yaml"
 # Files Helm keeps apart from `files`: Chart.yaml as metadata, the values, the schema, the lock.
@@ -43,19 +44,19 @@ def changes(ref: str, version: str, stored: Mapping[str, Any]) -> List[str]:
     # A template added is a change; another file Helm did not keep may be one its .helmignore leaves out.
     names = set(kept) | {n for n in local if n.startswith("templates/")}
     out = [name for name in sorted(names) if name not in _APART and local.get(name) != kept.get(name)]
-    if _own_values(yaml.safe_load(local.get(VALUES_FILE) or "") or {}, stored.get("values") or {}, ours) is not None:
+    if _own_values(normalised(yaml.safe_load(local.get(VALUES_FILE) or "")), normalised(stored.get("values")),
+                   ours) is not None:
         out.append(VALUES_FILE)
     return [f"{deployed} {name}" for name in out]
 
 
 def _own_values(local: Dict[str, Any], kept: Dict[str, Any], meta: Mapping[str, Any]) -> Any:
     """None when the chart's values.yaml is the one Helm kept, which it keeps with an entry
-    of its own for each dependency (`helm-toolkit: {global: {}}`) that values.yaml may lack."""
-    kept = dict(kept)
-    for dep in meta.get("dependencies") or []:
-        name = (dep or {}).get("alias") or (dep or {}).get("name")
-        if name in kept and name not in local and set(kept[name] or {}) <= {"global"}:
-            kept.pop(name)
+    of its own for each dependency (`helm-toolkit: {global: {}}`) that values.yaml may lack,
+    whether Chart.yaml or a requirements.yaml lists it."""
+    del meta  # the dependencies are known by the entries Helm adds, wherever they are listed
+    kept = {k: v for k, v in kept.items()
+            if k in local or not isinstance(v, dict) or not set(v) <= {"global"}}
     return None if local == kept else VALUES_FILE
 
 

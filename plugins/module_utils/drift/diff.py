@@ -14,6 +14,7 @@ from typing import Any, Dict
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import yaml
 from ansible_collections.lcm.openstack.plugins.module_utils.common.redact import MASK, Redactor
 from ansible_collections.lcm.openstack.plugins.module_utils.drift.model import ReleaseDrift
+from ansible_collections.lcm.openstack.plugins.module_utils.drift.values import ADDED, REMOVED
 
 
 def release_diff(name: str, drift: ReleaseDrift, redactor: Redactor) -> Dict[str, str]:
@@ -22,8 +23,11 @@ def release_diff(name: str, drift: ReleaseDrift, redactor: Redactor) -> Dict[str
     if drift.chart:
         before["chart"] = after["chart"] = list(drift.chart)
     if drift.values:
-        before["values"] = {k: _masked(redactor, k, drift.values_was.get(k)) for k in drift.values}
-        after["values"] = {k: _masked(redactor, k, drift.values_wanted.get(k)) for k in drift.values}
+        # A key added has no before, a key removed no after.
+        before["values"] = {_key(k): _masked(redactor, k, drift.values_was.get(k)) for k in drift.values
+                            if not k.endswith(ADDED)}
+        after["values"] = {_key(k): _masked(redactor, k, drift.values_wanted.get(k)) for k in drift.values
+                           if not k.endswith(REMOVED)}
     for obj in drift.objects:
         secret = obj.kind == "Secret"
         before.setdefault("objects", {})[obj.ref] = "(missing)" if obj.missing else {
@@ -32,6 +36,10 @@ def release_diff(name: str, drift: ReleaseDrift, redactor: Redactor) -> Dict[str
             p: MASK if secret else obj.wanted.get(p) for p in obj.fields}
     return {"before_header": f"{name} (deployed)", "after_header": f"{name} (asked)",
             "before": redactor.redact(_yaml(before)), "after": redactor.redact(_yaml(after))}
+
+
+def _key(key: str) -> str:
+    return key.split(" (")[0]
 
 
 def _masked(redactor: Redactor, key: str, value: Any) -> Any:

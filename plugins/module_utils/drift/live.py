@@ -28,8 +28,9 @@ from ansible_collections.lcm.openstack.plugins.module_utils.drift import fields
 from ansible_collections.lcm.openstack.plugins.module_utils.drift.model import ObjectDrift
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.render import parse_manifest
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.across import across
-from ansible_collections.lcm.openstack.plugins.module_utils.kube.api_errors import answered, api_reason
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.api_errors import answered, api_reason, is_authorization_denial
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.objects import server_side_apply
+from ansible_collections.lcm.openstack.plugins.module_utils.kube.paging import read
 
 # The field manager of the dry runs: never the owner of anything, nothing is written.
 DRY_RUN_MANAGER = "lcm-openstack-drift"
@@ -66,7 +67,7 @@ def drifted(dyn: Any, releases: Mapping[Key, Release]) -> Tuple[Dict[Key, List[O
                 continue
             ns = (obj["metadata"].get("namespace") or rel.namespace) if namespaced[kind] else ""
             if ns in unread.get(kind, set()):
-                skipped[key] = f"{kind[1]} may not be listed in namespace {ns}"
+                skipped[key] = f"{kind[1]} may not be listed " + (f"in namespace {ns}" if ns else "cluster-wide")
                 continue
             found = live.get((kind, ns, obj["metadata"]["name"]))
             differs = ["(missing)"] if found is None else fields.set_by(obj, found)
@@ -111,8 +112,13 @@ def _listed(dyn: Any, resources: Mapping[Kind, Any], namespaced: Mapping[Kind, b
     def one(kind: Kind) -> List[Dict[str, Any]]:
         unread[kind] = set()
         selector = "owner!=helm" if kind[1] in _RECORD_KINDS else None
-        spaces = sorted(wanted[kind]) if namespaced[kind] else None
-        return across(resources[kind], spaces, selector, lambda item: item, unread[kind])
+        if namespaced[kind]:
+            return across(resources[kind], sorted(wanted[kind]), selector, lambda item: item, unread[kind])
+        # A cluster-scoped kind (nova's ClusterRoles) an account bound in its namespaces may not list.
+        with answered(is_authorization_denial):
+            return read(resources[kind], None, selector, lambda item: item)
+        unread[kind].add("")
+        return []
 
     kinds = sorted(wanted)
     with ThreadPoolExecutor(max_workers=WORKERS) as pool:

@@ -13,6 +13,7 @@ values hold passwords.
 
 from __future__ import annotations
 
+import json
 from typing import Any, Dict, Iterator, List, Mapping, Sequence
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import yaml
@@ -20,6 +21,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils.helm.chart_jobs impo
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.cli import merge_values
 
 FLOW_OWNED = "lifecycle"
+ADDED, REMOVED = " (added)", " (removed)"  # how a key changed_keys names was changed, when not in place
 
 
 def asked_values(values_files: Sequence[str], values: Mapping[str, Any]) -> Dict[str, Any]:
@@ -32,8 +34,9 @@ def asked_values(values_files: Sequence[str], values: Mapping[str, Any]) -> Dict
 
 
 def normalised(values: Any) -> Any:
-    """Values as Helm stores them: a YAML round-trip."""
-    return yaml.safe_load(yaml.safe_dump(values or {})) or {}
+    """Values as Helm stores them, as JSON: a YAML round-trip (1 and 1.0, '' and null alike), then
+    every key a string and every date its text, as Go's YAML reader gives them (`1:` is "1")."""
+    return json.loads(json.dumps(yaml.safe_load(yaml.safe_dump(values or {})) or {}, default=str))
 
 
 def without_flow_keys(values: Mapping[str, Any]) -> Dict[str, Any]:
@@ -69,7 +72,7 @@ def _leaves(value: Any, path: str, how: str) -> Iterator[str]:
         for key in value:
             yield from _leaves(value[key], f"{path}.{key}", how)
     else:
-        yield f"{path} ({how})"
+        yield path + how
 
 
 def _differing(before: Any, after: Any, prefix: str) -> Iterator[str]:
@@ -77,9 +80,9 @@ def _differing(before: Any, after: Any, prefix: str) -> Iterator[str]:
         for key in set(before) | set(after):
             path = f"{prefix}.{key}" if prefix else str(key)
             if key not in before:
-                yield from _leaves(after[key], path, "added")
+                yield from _leaves(after[key], path, ADDED)
             elif key not in after:
-                yield from _leaves(before[key], path, "removed")
+                yield from _leaves(before[key], path, REMOVED)
             else:
                 yield from _differing(before[key], after[key], path)
     elif before != after:

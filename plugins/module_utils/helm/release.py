@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 # The modules of the steps that change a release or test it are imported where used: they
 # load the watcher's and the Lease's code (about 20 ms), which a no-op never runs.
@@ -35,6 +35,11 @@ from ansible_collections.lcm.openstack.plugins.module_utils.helm import history 
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.chart_files import ChartSource
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.cli import Helm, HelmError, merge_values
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.render import parse_manifest
+
+
+# (client, namespace, manifest, ignore rules) -> (the objects that drifted, each with as_dict()
+# and text(); why some were not read, '' when all were).
+ReadDrift = Callable[[Any, str, str, List[str]], Tuple[List[Any], str]]
 
 
 @dataclass
@@ -75,10 +80,14 @@ class ReleaseRequest:
 
 class ReleaseManager:
     def __init__(self, helm: Helm, req: ReleaseRequest, dyn: Any = None,
-                 check_mode: bool = False, connect: Optional[Callable[[], Any]] = None) -> None:
+                 check_mode: bool = False, connect: Optional[Callable[[], Any]] = None,
+                 read_drift: Optional[ReadDrift] = None) -> None:
         """`dyn` the cluster's dynamic client, or `connect` to make it when
-        first needed: a release found as asked needs none."""
+        first needed: a release found as asked needs none. `read_drift`
+        (client, namespace, manifest, ignore rules) -> (the objects that
+        drifted, why some were not read) reads a drift when one is asked for."""
         self.helm, self.req, self.check_mode = helm, req, check_mode
+        self.read_drift = read_drift
         self._dyn, self._connect = dyn, connect
         self.helm.redactor.add_values(req.values)
         self.commands: List[str] = []
@@ -213,18 +222,19 @@ class ReleaseManager:
     # -- steps -------------------------------------------------------------
     def _live_drift(self, manifest: str) -> Optional[str]:
         """The release is as asked: its objects are read against its manifest
-        (drift/live.py); `upgrade` when they drifted and drift is correct, which
-        applies the manifest again (Helm's three-way merge puts back the fields it
-        sets), else None. What drifted is returned as `drift`."""
-        from ansible_collections.lcm.openstack.plugins.module_utils.drift import fields as drift_fields, live  # pylint: disable=import-outside-toplevel
-        rules = drift_fields.parse_rules(list(self.req.drift_ignore))
-        found, skipped = live.drifted(self.dyn, {"release": live.Release(self.req.namespace, manifest, rules)})
-        self.extra["drift"] = [o.as_dict() for o in found["release"]]
+        (`read_drift`, the adapter's drift/live.py); `upgrade` when they drifted
+        and drift is correct, which applies the manifest again (Helm's three-way
+        merge puts back the fields it sets), else None. What drifted is returned
+        as `drift`."""
+        if self.read_drift is None:
+            raise HelmError("drift was asked for, but nothing reads it: a caller of the release manager gives read_drift")
+        found, skipped = self.read_drift(self.dyn, self.req.namespace, manifest, list(self.req.drift_ignore))
+        self.extra["drift"] = [o.as_dict() for o in found]
         if skipped:
-            self.notes.append(f"drift not read: {skipped['release']}")
-        if found["release"] and self.req.drift == "correct":
+            self.notes.append(f"drift not read: {skipped}")
+        if found and self.req.drift == "correct":
             self.notes.append("the release's objects drifted from its manifest (" + "; ".join(
-                o.text() for o in found["release"]) + "): applied again")
+                o.text() for o in found) + "): applied again")
             self.req.force_conflicts = self._applied_on_server()
             return "upgrade"
         return None

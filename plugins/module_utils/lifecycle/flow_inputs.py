@@ -295,6 +295,14 @@ def check(raw: Mapping[str, Any], needs_chart: bool = False, needs_version: bool
     return typed, errors
 
 
+def release_drift(typed: Mapping[str, Any]) -> str:
+    """What a flow's Helm release reads of its objects' drift (helm_release's
+    drift): `correct` reads it and applies the release again; `report` and
+    `ignore` read nothing there, the report being the site plan's and the
+    UpdateStatus's, so a flow pays for the read only where it acts on it."""
+    return drift_model.CORRECT if typed.get("drift") == drift_model.CORRECT else drift_model.IGNORE
+
+
 def traffic_skipped(typed: Mapping[str, Any]) -> str:
     """Why the flow takes no traffic step, '' when it takes them: the flows
     leave their traffic steps out on this value, and their start records

@@ -46,6 +46,7 @@ Record = Optional[ServiceLifecycle]
 class Decision:
     flow: str  # greenfield | update | reconcile | remove | nothing
     reason: str  # one short sentence, for the summary
+    kept: bool = False  # read from the release: the service stays at the version it runs
 
 
 def status_of(record: Record) -> LifecycleStatus:
@@ -106,10 +107,10 @@ def with_drift(decision: Decision, drift: Optional[ReleaseDrift], version: str) 
     if decision.flow != "nothing" or drift is None:
         return decision
     if drift.asked:
-        return Decision("update", drift.asked_reason(version))
+        return Decision("update", drift.asked_reason(version), kept=True)
     if drift.live and drift.policy == CORRECT:
         return Decision("reconcile", f"{drift.live_reason()}; {POLICY_INPUT}: {CORRECT} applies the release "
-                                     f"again at {version}")
+                                     f"again at {version}", kept=True)
     if drift.live:
         return Decision("nothing", f"{decision.reason}; {drift.live_reason()} (reported; "
                                    f"{POLICY_INPUT}: {CORRECT} applies the release again)")

@@ -153,6 +153,8 @@ def _run_version(site: Site, decisions: Mapping[Key, Decision], dep: Dependency)
     decision = decisions.get(dep.key)
     if dep.external or decision is None or decision.flow not in ("greenfield", *UPDATES):
         return ""
+    if decision.kept:  # a reconcile, or an update at the version it runs: it serves on, nothing to wait for
+        return ""
     return site.services[dep.key].version if dep.key in site.services else ""
 
 
