@@ -108,7 +108,8 @@ def parse_rules(given: Optional[Sequence[Any]], where: str = "drift_ignore") -> 
     """The ignore rules of `given`, each `path`, `Kind:path` or `Kind/name:path`."""
     rules: List[Rule] = []
     for i, text in enumerate(given or []):
-        if not isinstance(text, str) or not text.strip() or text.count(":") > 1:
+        # A rule with no path (`Deployment:`) would match no field: refused, not silently kept.
+        if not isinstance(text, str) or not text.rpartition(":")[2].strip() or text.count(":") > 1:
             raise InputError(f"{where}[{i}] must be a field path, Kind:path or Kind/name:path "
                              f"(spec.replicas, Deployment/keystone-api:spec.replicas), not {text!r}")
         target, _sep, path = text.strip().rpartition(":")
