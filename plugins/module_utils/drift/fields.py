@@ -128,16 +128,28 @@ def ignored(kind: str, name: str, path: str, rules: Sequence[Rule]) -> bool:
 
 
 def at(obj: Any, path: str) -> Any:
-    """The value at a dotted path (`a.b[0].c`) of `obj`; None where there is none."""
-    here = obj
-    for part in path.replace("[", ".[").split("."):
-        if not part:
-            continue
-        if part.startswith("[") and part.endswith("]") and isinstance(here, list):
-            index = int(part[1:-1])
-            here = here[index] if index < len(here) else None
-        elif isinstance(here, Mapping):
-            here = here.get(part)
-        else:
-            return None
-    return here
+    """The value at a dotted path (`a.b[0].c`) of `obj`; None where there is none.
+    A key may hold dots itself, as labels and annotations do (`app.kubernetes.io/name`)."""
+    found = _walk(obj, [part for part in path.replace("[", ".[").split(".") if part])
+    return None if found is _ABSENT else found
+
+
+_ABSENT = object()
+
+
+def _walk(here: Any, parts: List[str]) -> Any:
+    if not parts:
+        return here
+    head = parts[0]
+    if head.startswith("[") and head.endswith("]"):
+        index = int(head[1:-1])
+        return _walk(here[index], parts[1:]) if isinstance(here, list) and index < len(here) else _ABSENT
+    if not isinstance(here, Mapping):
+        return _ABSENT
+    for end in range(1, len(parts) + 1):
+        key = ".".join(parts[:end])
+        if key in here:
+            found = _walk(here[key], parts[end:])
+            if found is not _ABSENT:
+                return found
+    return _ABSENT

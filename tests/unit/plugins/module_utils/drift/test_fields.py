@@ -147,3 +147,14 @@ OBJ = {"spec": {"replicas": 2, "template": {"spec": {"containers": [{"name": "ap
 ])
 def test_at(path: str, expected: Any) -> None:
     assert at(OBJ, path) == expected
+
+
+def test_at_a_key_holding_dots_as_between_names_it() -> None:
+    """Labels and annotations are keyed by dotted names: a path between() gives reads back their value."""
+    before = {"metadata": {"labels": {"app.kubernetes.io/version": "1", "app": "svc"}}}
+    after = {"metadata": {"labels": {"app.kubernetes.io/version": "2", "app": "svc"}}}
+    [path] = between(before, after)
+    assert path == "metadata.labels.app.kubernetes.io/version"
+    assert (at(before, path), at(after, path)) == ("1", "2")
+    assert at(before, "metadata.labels.app") == "svc"
+    assert at(before, "metadata.labels.app.kubernetes") is None

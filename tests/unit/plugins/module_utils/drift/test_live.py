@@ -246,3 +246,19 @@ def test_the_local_comparison_alone_decides_when_a_dry_run_is_asked(replicas: in
     dyn = kinds([there], apply=_applied_over(there))
     drifted(dyn, manifest(deployment(replicas=2)))
     assert len(applies(dyn)) == (0 if replicas == 2 else 1)
+
+
+def test_a_label_edited_is_reported_with_its_values_under_its_dotted_key() -> None:
+    desired = deployment()
+    desired["metadata"]["labels"]["app.kubernetes.io/version"] = "2026.1"
+    there = in_cluster(desired)
+    there["metadata"]["labels"]["app.kubernetes.io/version"] = "hand-edited"
+
+    def dry_run(body: Dict[str, Any]) -> Dict[str, Any]:
+        return dict(copy.deepcopy(there), metadata=dict(there["metadata"], labels=body["metadata"]["labels"]))
+    dyn = kinds([there], apply=dry_run)
+    found, _skipped = drifted(dyn, manifest(desired))
+    [drift] = found[KEY]
+    assert drift.fields == ["metadata.labels.app.kubernetes.io/version"]
+    assert drift.was == {"metadata.labels.app.kubernetes.io/version": "hand-edited"}
+    assert drift.wanted == {"metadata.labels.app.kubernetes.io/version": "2026.1"}
