@@ -76,7 +76,8 @@ def _from_dir(root: str) -> Dict[str, str]:
         dirs[:] = [d for d in dirs if not d.startswith(".")]
         for name in names:
             path = os.path.normpath(os.path.join(rel, name)).replace(os.sep, "/")
-            if name.startswith(".") or (rel == "." and name.endswith(".tgz")):
+            # Helm keeps a hidden file (its .helmignore) among the chart's files, but never templates/.*
+            if (name.startswith(".") and path.startswith("templates/")) or (rel == "." and name.endswith(".tgz")):
                 continue
             with open(os.path.join(here, name), encoding="utf-8", errors="replace") as handle:
                 out[path] = handle.read()

@@ -7,8 +7,9 @@ mapping, merged as it merges them). A flow adds two keys of its own to them:
 `lifecycle` (the version it deploys; the version comparison is the record's)
 and the chart's `manifests.job_*` switches, all off (the phases run the
 jobs). Those are left out on both sides; every other key is compared as Helm
-stores it, so 1 and 1.0, '' and null compare alike. Only the keys are named:
-values hold passwords.
+stores it, so 1 and 1.0 compare alike, '' and null do not (a null drops the
+chart's default, '' overrides it). Only the keys are named: values hold
+passwords.
 """
 
 from __future__ import annotations

@@ -98,6 +98,22 @@ def test_another_chart_name_is_named(chart: Path) -> None:
     assert changes(str(chart), "", stored()) == ["svc-0.1.0 -> other-0.1.0"]
 
 
+def test_a_hidden_file_helm_kept_is_read_as_helm_reads_it(chart: Path) -> None:
+    """Helm keeps a chart's .helmignore among its files (as `helm create` makes it): the same one is no change."""
+    (chart / ".helmignore").write_text(".git/\n*.swp\n")
+    record = stored()
+    record["files"].append({"name": ".helmignore", "data": _b64(".git/\n*.swp\n")})
+    assert changes(str(chart), "", record) == []
+    (chart / ".helmignore").write_text(".git/\n")
+    assert changes(str(chart), "", record) == ["svc-0.1.0 .helmignore"]
+
+
+def test_a_hidden_template_helm_ignores_is_not_a_change(chart: Path) -> None:
+    """Helm never loads templates/.* (an editor's swap file, say)."""
+    (chart / "templates" / ".deployment.yaml.swp").write_text("swap")
+    assert changes(str(chart), "", stored()) == []
+
+
 def test_a_file_helm_did_not_keep_is_not_a_change(chart: Path) -> None:
     """Outside templates/, a file the record lacks may be one .helmignore leaves out (a README, CI files)."""
     (chart / "README.md").write_text("# svc\n")
