@@ -43,15 +43,17 @@ class FakeKind:
         self.applies: List[Dict[str, Any]] = []
 
     def get(self, namespace: Optional[str] = None, label_selector: Optional[str] = None, limit: Optional[int] = None,
-            _continue: Optional[str] = None, serializer: Any = None, **extra: Any) -> Answer:
+            _continue: Optional[str] = None, serializer: Any = None, **extra: Any) -> Any:
         assert serializer is plain and not extra
         self.lists.append({"namespace": namespace, "selector": label_selector, "limit": limit})
         if namespace in self.refused:
             raise self.refused[namespace]
-        items = [copy.deepcopy(i) for i in self.items
+        # As the apiserver answers: the items without their apiVersion and kind, which the serializer restores.
+        items = [{k: copy.deepcopy(v) for k, v in i.items() if k not in ("apiVersion", "kind")} for i in self.items
                  if (namespace is None or i["metadata"].get("namespace") == namespace)
                  and selected(i["metadata"].get("labels") or {}, label_selector)]
-        return Answer({"kind": f"{self.kind}List", "metadata": {}, "items": items})
+        return serializer(None, {"apiVersion": self.api_version, "kind": f"{self.kind}List", "metadata": {},
+                                 "items": items})
 
     def server_side_apply(self, body: Dict[str, Any], name: str, namespace: Optional[str], field_manager: str,
                           force_conflicts: bool, serializer: Any, **kwargs: Any) -> Answer:

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any, Dict, Iterator, List, Mapping, Sequence
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import yaml
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import InputError
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.chart_jobs import JOB_PREFIX
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.cli import merge_values
 
@@ -27,8 +28,11 @@ def asked_values(values_files: Sequence[str], values: Mapping[str, Any]) -> Dict
     """The values asked for: the files, then the mapping, merged as Helm merges them."""
     merged: Dict[str, Any] = {}
     for path in values_files:
-        with open(path, encoding="utf-8") as handle:
-            merged = merge_values(merged, yaml.safe_load(handle) or {})
+        try:
+            with open(path, encoding="utf-8") as handle:
+                merged = merge_values(merged, yaml.safe_load(handle) or {})
+        except (OSError, yaml.YAMLError) as exc:
+            raise InputError(f"values file {path} cannot be read (values_files): {exc}") from exc
     return merge_values(merged, values or {})
 
 

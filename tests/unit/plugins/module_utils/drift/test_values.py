@@ -9,6 +9,7 @@ from typing import Any, Dict
 import pytest
 import yaml
 
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import InputError
 from ansible_collections.lcm.openstack.plugins.module_utils.drift.values import asked_values, at_key, changed_keys
 from support.paths import UNIT_FIXTURES
 
@@ -84,3 +85,12 @@ def test_asked_values_leaves_the_mapping_given_as_it_was(tmp_path: Path) -> None
 ])
 def test_at_key(key: str, expected: Any) -> None:
     assert at_key({"conf": {"debug": True, "hosts": ["a"]}}, key) == expected
+
+
+def test_asked_values_a_file_missing_or_not_yaml_is_refused_naming_it(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match=r"^values file .*absent\.yaml cannot be read \(values_files\)"):
+        asked_values([str(tmp_path / "absent.yaml")], {})
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("conf: [unclosed\n")
+    with pytest.raises(InputError, match=r"^values file .*broken\.yaml cannot be read"):
+        asked_values([str(broken)], {})
