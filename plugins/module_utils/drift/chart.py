@@ -19,6 +19,7 @@ import tarfile
 from typing import Any, Dict, List, Mapping, Optional
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import yaml
+from ansible_collections.lcm.openstack.plugins.module_utils.drift.values import normalised
 
 CHART_FILE, VALUES_FILE = "Chart.yaml", "values.yaml"
 # Files Helm keeps apart from `files`: Chart.yaml as metadata, the values, the schema, the lock.
@@ -43,9 +44,26 @@ def changes(ref: str, version: str, stored: Mapping[str, Any]) -> List[str]:
     # A template added is a change; another file Helm did not keep may be one its .helmignore leaves out.
     names = set(kept) | {n for n in local if n.startswith("templates/")}
     out = [name for name in sorted(names) if name not in _APART and local.get(name) != kept.get(name)]
-    if (yaml.safe_load(local.get(VALUES_FILE) or "") or {}) != (stored.get("values") or {}):
+    ours_values = _without_helm_sections(normalised(yaml.safe_load(local.get(VALUES_FILE) or "")), meta)
+    if ours_values != _without_helm_sections(normalised(stored.get("values")), meta):
         out.append(VALUES_FILE)
     return [f"{deployed} {name}" for name in out]
+
+
+def _without_helm_sections(values: Mapping[str, Any], meta: Mapping[str, Any]) -> Dict[str, Any]:
+    """The chart's values less what Helm (3 and 4) writes into them as it coalesces: an empty
+    `global` in each dependency's section, the section made for it when values.yaml had none."""
+    out = dict(values)
+    for dep in meta.get("dependencies") or []:
+        key = str(dep.get("alias") or dep.get("name"))
+        section = out.get(key)
+        if isinstance(section, Mapping) and section.get("global") == {}:
+            rest = {k: v for k, v in section.items() if k != "global"}
+            if rest:
+                out[key] = rest
+            else:
+                out.pop(key)
+    return out
 
 
 def _stored_files(stored: Mapping[str, Any]) -> Dict[str, str]:

@@ -37,8 +37,17 @@ def asked_values(values_files: Sequence[str], values: Mapping[str, Any]) -> Dict
 
 
 def normalised(values: Any) -> Any:
-    """Values as Helm stores them: a YAML round-trip."""
-    return yaml.safe_load(yaml.safe_dump(values or {})) or {}
+    """Values as Helm stores them: a YAML round-trip, and every key a string
+    (Helm keeps them as JSON: `tcp: {1: ...}` is stored `{"1": ...}`)."""
+    return _text_keys(yaml.safe_load(yaml.safe_dump(values or {})) or {})
+
+
+def _text_keys(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {(str(k).lower() if isinstance(k, bool) else str(k)): _text_keys(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_text_keys(v) for v in value]
+    return value
 
 
 def without_flow_keys(values: Mapping[str, Any]) -> Dict[str, Any]:

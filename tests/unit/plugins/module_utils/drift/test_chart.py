@@ -79,6 +79,41 @@ def test_values_yaml_written_otherwise_but_equal_is_no_change(chart: Path) -> No
     assert changes(str(chart), "", stored()) == []
 
 
+def with_dependency(record: Dict[str, Any], section: Any) -> Dict[str, Any]:
+    """A chart with a dependency as Helm 3 and 4 store it: its values gain a section for the
+    dependency, holding an empty `global`, whatever values.yaml says."""
+    record["metadata"]["dependencies"] = [{"name": "helm-toolkit", "version": ">= 0.1.0",
+                                           "repository": "file://../helm-toolkit", "enabled": True}]
+    record["values"] = dict(record["values"], **{"helm-toolkit": section})
+    return record
+
+
+def test_the_values_helm_adds_for_a_dependency_are_no_change(chart: Path) -> None:
+    assert changes(str(chart), "", with_dependency(stored(), {"global": {}})) == []
+
+
+def test_a_dependencys_values_are_still_compared(chart: Path) -> None:
+    (chart / "values.yaml").write_text(yaml.safe_dump(dict(VALUES, **{"helm-toolkit": {"a": 1}})))
+    assert changes(str(chart), "", with_dependency(stored(), {"a": 1, "global": {}})) == []
+    assert changes(str(chart), "", with_dependency(stored(), {"a": 2, "global": {}})) == ["svc-0.1.0 values.yaml"]
+    assert changes(str(chart), "", with_dependency(stored(), {"global": {}})) == ["svc-0.1.0 values.yaml"]
+
+
+def test_a_section_of_a_name_that_is_no_dependency_is_compared(chart: Path) -> None:
+    record = stored()
+    record["values"] = dict(record["values"], other={"global": {}})
+    assert changes(str(chart), "", record) == ["svc-0.1.0 values.yaml"]
+
+
+def test_values_yaml_keys_written_as_numbers_are_the_strings_helm_stores(chart: Path) -> None:
+    (chart / "values.yaml").write_text(yaml.safe_dump(dict(VALUES, listeners={"tcp": {1: "0.0.0.0:5672"}})))
+    record = stored()
+    record["values"] = dict(VALUES, listeners={"tcp": {"1": "0.0.0.0:5672"}})
+    assert changes(str(chart), "", record) == []
+    record["values"] = dict(VALUES, listeners={"tcp": {"2": "0.0.0.0:5672"}})
+    assert changes(str(chart), "", record) == ["svc-0.1.0 values.yaml"]
+
+
 def test_the_changes_are_named_together_values_yaml_last(chart: Path) -> None:
     (chart / "templates" / "service.yaml").write_text("kind: Service\n")
     (chart / "templates" / "deployment.yaml").write_text("kind: Deployment\n")
