@@ -5,7 +5,7 @@ each kind and answers server-side dry runs (no cluster)."""
 from __future__ import annotations
 
 import copy
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Sequence
 
 import pytest
 import yaml
@@ -69,7 +69,7 @@ def kinds(deploy: List[Dict[str, Any]], apply: Any = None, **extra: Any) -> Fake
                                 [in_cluster(cluster_role(["get"]), namespace=None)], namespaced=False))
 
 
-def drifted(dyn: FakeCluster, text: str, rules: List[str] = ()) -> Any:  # type: ignore[assignment]
+def drifted(dyn: FakeCluster, text: str, rules: Sequence[str] = ()) -> Any:
     return live.drifted(dyn, {KEY: live.Release(NS, text, parse_rules(list(rules)))})
 
 
