@@ -44,20 +44,28 @@ def changes(ref: str, version: str, stored: Mapping[str, Any]) -> List[str]:
     # A template added is a change; another file Helm did not keep may be one its .helmignore leaves out.
     names = set(kept) | {n for n in local if n.startswith("templates/")}
     out = [name for name in sorted(names) if name not in _APART and local.get(name) != kept.get(name)]
-    if _own_values(normalised(yaml.safe_load(local.get(VALUES_FILE) or "")), normalised(stored.get("values")),
-                   ours) is not None:
+    ours_values = _without_helm_sections(normalised(yaml.safe_load(local.get(VALUES_FILE) or "")), meta)
+    if ours_values != _without_helm_sections(normalised(stored.get("values")), meta):
         out.append(VALUES_FILE)
     return [f"{deployed} {name}" for name in out]
 
 
-def _own_values(local: Dict[str, Any], kept: Dict[str, Any], meta: Mapping[str, Any]) -> Any:
-    """None when the chart's values.yaml is the one Helm kept, which it keeps with an entry
-    of its own for each dependency (`helm-toolkit: {global: {}}`) that values.yaml may lack,
-    whether Chart.yaml or a requirements.yaml lists it."""
-    del meta  # the dependencies are known by the entries Helm adds, wherever they are listed
-    kept = {k: v for k, v in kept.items()
-            if k in local or not isinstance(v, dict) or not set(v) <= {"global"}}
-    return None if local == kept else VALUES_FILE
+def _without_helm_sections(values: Mapping[str, Any], meta: Mapping[str, Any]) -> Dict[str, Any]:
+    """The chart's values less what Helm (3 and 4) writes into them as it coalesces: an empty
+    `global` in each dependency's section, the section made for it when values.yaml had none.
+    The dependencies are those Chart.yaml lists, or, listed elsewhere (requirements.yaml), any
+    section that holds nothing but that `global`."""
+    listed = {str(dep.get("alias") or dep.get("name")) for dep in meta.get("dependencies") or []}
+    out = dict(values)
+    for key, section in values.items():
+        if not isinstance(section, Mapping) or section.get("global") != {}:
+            continue
+        rest = {k: v for k, v in section.items() if k != "global"}
+        if rest and key in listed:
+            out[key] = rest
+        elif not rest:
+            out.pop(key)
+    return out
 
 
 def _stored_files(stored: Mapping[str, Any]) -> Dict[str, str]:
@@ -88,7 +96,8 @@ def _from_dir(root: str) -> Dict[str, str]:
         dirs[:] = [d for d in dirs if d not in (".git", ".svn", ".hg")]
         for name in names:
             path = os.path.normpath(os.path.join(rel, name)).replace(os.sep, "/")
-            if rel == "." and name.endswith(".tgz"):
+            # Helm keeps a hidden file (its .helmignore) among the chart's files, but never templates/.*
+            if (name.startswith(".") and path.startswith("templates/")) or (rel == "." and name.endswith(".tgz")):
                 continue
             with open(os.path.join(here, name), encoding="utf-8", errors="replace") as handle:
                 out[path] = handle.read()

@@ -111,7 +111,8 @@ def parse_rules(given: Optional[Sequence[Any]], where: str = "drift_ignore") -> 
     """The ignore rules of `given`, each `path`, `Kind:path` or `Kind/name:path`."""
     rules: List[Rule] = []
     for i, text in enumerate(given or []):
-        if not isinstance(text, str) or not text.strip() or text.count(":") > 1:
+        # A rule with no path (`Deployment:`) would match no field: refused, not silently kept.
+        if not isinstance(text, str) or not text.rpartition(":")[2].strip() or text.count(":") > 1:
             raise InputError(f"{where}[{i}] must be a field path, Kind:path or Kind/name:path "
                              f"(spec.replicas, Deployment/keystone-api:spec.replicas), not {text!r}")
         target, _sep, path = text.strip().rpartition(":")
@@ -130,16 +131,28 @@ def ignored(kind: str, name: str, path: str, rules: Sequence[Rule]) -> bool:
 
 
 def at(obj: Any, path: str) -> Any:
-    """The value at a dotted path (`a.b[0].c`) of `obj`; None where there is none."""
-    here = obj
-    for part in path.replace("[", ".[").split("."):
-        if not part:
-            continue
-        if part.startswith("[") and part.endswith("]") and isinstance(here, list):
-            index = int(part[1:-1])
-            here = here[index] if index < len(here) else None
-        elif isinstance(here, Mapping):
-            here = here.get(part)
-        else:
-            return None
-    return here
+    """The value at a dotted path (`a.b[0].c`) of `obj`; None where there is none.
+    A key may hold dots itself, as labels and annotations do (`app.kubernetes.io/name`)."""
+    found = _walk(obj, [part for part in path.replace("[", ".[").split(".") if part])
+    return None if found is _ABSENT else found
+
+
+_ABSENT = object()
+
+
+def _walk(here: Any, parts: List[str]) -> Any:
+    if not parts:
+        return here
+    head = parts[0]
+    if head.startswith("[") and head.endswith("]"):
+        index = int(head[1:-1])
+        return _walk(here[index], parts[1:]) if isinstance(here, list) and index < len(here) else _ABSENT
+    if not isinstance(here, Mapping):
+        return _ABSENT
+    for end in range(1, len(parts) + 1):
+        key = ".".join(parts[:end])
+        if key in here:
+            found = _walk(here[key], parts[end:])
+            if found is not _ABSENT:
+                return found
+    return _ABSENT

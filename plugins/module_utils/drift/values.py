@@ -7,8 +7,9 @@ mapping, merged as it merges them). A flow adds two keys of its own to them:
 `lifecycle` (the version it deploys; the version comparison is the record's)
 and the chart's `manifests.job_*` switches, all off (the phases run the
 jobs). Those are left out on both sides; every other key is compared as Helm
-stores it, so 1 and 1.0, '' and null compare alike. Only the keys are named:
-values hold passwords.
+stores it, so 1 and 1.0 compare alike, '' and null do not (a null drops the
+chart's default, '' overrides it). Only the keys are named: values hold
+passwords.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import json
 from typing import Any, Dict, Iterator, List, Mapping, Sequence
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import yaml
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import InputError
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.chart_jobs import JOB_PREFIX
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.cli import merge_values
 
@@ -28,13 +30,16 @@ def asked_values(values_files: Sequence[str], values: Mapping[str, Any]) -> Dict
     """The values asked for: the files, then the mapping, merged as Helm merges them."""
     merged: Dict[str, Any] = {}
     for path in values_files:
-        with open(path, encoding="utf-8") as handle:
-            merged = merge_values(merged, yaml.safe_load(handle) or {})
+        try:
+            with open(path, encoding="utf-8") as handle:
+                merged = merge_values(merged, yaml.safe_load(handle) or {})
+        except (OSError, yaml.YAMLError) as exc:
+            raise InputError(f"values file {path} cannot be read (values_files): {exc}") from exc
     return merge_values(merged, values or {})
 
 
 def normalised(values: Any) -> Any:
-    """Values as Helm stores them, as JSON: a YAML round-trip (1 and 1.0, '' and null alike), then
+    """Values as Helm stores them, as JSON: a YAML round-trip (1 and 1.0 alike), then
     every key a string and every date its text, as Go's YAML reader gives them (`1:` is "1")."""
     return json.loads(json.dumps(yaml.safe_load(yaml.safe_dump(values or {})) or {}, default=str))
 
