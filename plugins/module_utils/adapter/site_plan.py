@@ -69,8 +69,8 @@ def run_site_plan(module: Any) -> None:
                 asks[key] = asked_of(raw, key[0], site.services[key].release, site.name(key))
         of = storage.kind(os.environ)
         if of is None:  # HELM_DRIVER=sql: only Helm reaches the records
-            return {k: ReleaseDrift(policy=a.policy, unread="HELM_DRIVER=sql keeps the release records where "
-                                                             "only Helm reads them") for k, a in asks.items()}
+            unread = "HELM_DRIVER=sql keeps the release records where only Helm reads them"
+            return {k: ReleaseDrift(policy=a.policy, unread=unread) for k, a in asks.items()}
         found = assess_releases(dyn(), asks, of)
         seen.update(found)
         return found

@@ -75,9 +75,10 @@ def drifted(dyn: Any, releases: Mapping[Key, Release]) -> Tuple[Dict[Key, List[O
             if differs:
                 candidates.append((key, obj, found, differs))
     with ThreadPoolExecutor(max_workers=WORKERS) as pool:
-        confirmed = list(pool.map(lambda c: _confirm(resources[(str(c[1].get("apiVersion")), c[1]["kind"])],
-                                                      c[1], c[2], c[3], releases[c[0]]), candidates))
-    for (key, obj, _found, _differs), drift in zip(candidates, confirmed):
+        confirmed = list(pool.map(
+            lambda c: _confirm(resources[(str(c[1].get("apiVersion")), c[1]["kind"])], c[1], c[2], c[3], releases[c[0]]),
+            candidates))
+    for (key, _obj, _found, _differs), drift in zip(candidates, confirmed):
         if drift is not None:
             out[key].append(drift)
     return out, skipped

@@ -47,8 +47,8 @@ def test_between_equal_objects_is_nothing() -> None:
 def test_between_leaves_out_status_and_what_the_server_writes() -> None:
     before = _deployment(2, resourceVersion="7", generation=1, uid="u", managedFields=[{"manager": "helm"}],
                          creationTimestamp="t0")
-    after = _deployment(2, resourceVersion="8", generation=2, uid="u", managedFields=[{"manager": "helm"},
-                                                                                       {"manager": "drift"}])
+    managed = [{"manager": "helm"}, {"manager": "drift"}]
+    after = _deployment(2, resourceVersion="8", generation=2, uid="u", managedFields=managed)
     after["status"] = {"readyReplicas": 0}
     assert between(before, after) == []
 

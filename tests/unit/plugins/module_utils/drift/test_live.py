@@ -100,8 +100,8 @@ def test_one_list_a_kind_and_helms_records_never_listed() -> None:
 def test_a_difference_the_apiserver_finds_equal_is_not_drift() -> None:
     """cpu 0.1 in the manifest, 100m in the cluster: the local comparison cannot tell, the dry run can."""
     there = in_cluster(deployment(cpu="100m"))
-    dyn = kinds([there], apply=lambda body: dict(copy.deepcopy(there), metadata=dict(there["metadata"],
-                                                                                        resourceVersion="101")))
+    dyn = kinds([there], apply=lambda body: dict(copy.deepcopy(there),
+                                                 metadata=dict(there["metadata"], resourceVersion="101")))
     assert drifted(dyn, manifest(deployment(cpu=0.1))) == ({KEY: []}, {})
     [request] = applies(dyn)
     assert request["dry_run"] == "All" and request["manager"] == live.DRY_RUN_MANAGER and request["force"] is True

@@ -45,8 +45,8 @@ def _write(path: Path, data: Any) -> str:
 
 
 def test_asked_values_merges_files_then_the_mapping_as_helm_does(tmp_path: Path) -> None:
-    first = _write(tmp_path / "first.yaml", {"conf": {"debug": False, "workers": 2}, "hosts": ["a", "b"],
-                                              "pod": {"replicas": {"api": 1}}})
+    first = _write(tmp_path / "first.yaml",
+                   {"conf": {"debug": False, "workers": 2}, "hosts": ["a", "b"], "pod": {"replicas": {"api": 1}}})
     second = _write(tmp_path / "second.yaml", {"conf": {"workers": 4}, "hosts": ["c"]})
     merged = asked_values([first, second], {"conf": {"debug": True}, "pod": {"replicas": {"api": 3}}})
     # Mappings merge key by key; a list is replaced whole; the mapping given last wins.
