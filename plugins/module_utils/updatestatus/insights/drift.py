@@ -73,8 +73,8 @@ def _insight(svc: Service, obj: ObjectDrift, now: datetime) -> Insight:
         what = "The release's deployed revision has it; it was deleted outside Helm."
     else:
         summary = f"{obj.ref} of release {svc.release} drifted: {shown(paths)}"
-        what = (f"Changed in the cluster, not by Helm: {', '.join(paths)} no longer as the release's deployed "
-                "revision sets.")
+        what = (f"The release's deployed revision sets {', '.join(paths)}; the object in the cluster differs there "
+                "(changed outside Helm).")
     if notes:
         what += f" Compared locally only ({'; '.join(notes)})."
     return Insight(
