@@ -213,8 +213,9 @@ def _insights(insights: List[Insight], previous: UpdateStatusStatus, snapshot: S
         if earlier is not None and earlier < started:
             started = earlier
         out.append((-LEVELS.index(insight.level), started, insight.uid, insight.as_status(format_time(started))))
+    carried = drift.carried(snapshot)
     for entry in previous.get("insights") or []:
-        if (entry.get("scope") or {}).get("namespace") in snapshot.unread or drift.kept(entry, snapshot):
+        if (entry.get("scope") or {}).get("namespace") in snapshot.unread or drift.kept(entry, carried):
             level = (entry.get("impact") or {}).get("level")
             rank = -LEVELS.index(level) if level in LEVELS else 0
             out.append((rank, parse_time(entry.get("startedAt")) or _EPOCH, entry.get("uid") or "", entry))

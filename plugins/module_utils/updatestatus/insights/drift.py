@@ -4,22 +4,23 @@
 set: a field its manifest sets changed in the cluster (a Deployment scaled by
 hand), or the object is gone.
 
-Read by the keeper (updatestatus/keeper.py) with drift/records.py and
-drift/live.py for the services at rest only (Operational, no flow Running),
-into `snapshot.drift`; one insight per drifted object, naming its fields,
+Read by updatestatus/drift_read.py (the update_status module's refresh) with
+drift/records.py and drift/live.py, for the services at rest only
+(Operational, no flow Running), into `snapshot.drift`; one insight per drifted object, naming its fields,
 never their values. The uid is made of the release, the object and its
 sorted fields: the same drift keeps the time it was first seen, a field more
 is a new insight. Every drift is reported: the ServiceLifecycle records no
 drift policy (a site's `drift: correct` is what corrects it, by the plan).
 
 A refresh that reads no drift (the phase engine's, at each phase) keeps the
-drift insights the status had for a service still at rest (`kept`).
+drift insights the status had for a service still at rest (`carried`,
+`kept`: updatestatus/assessment.py carries them over).
 """
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, List, Mapping
+from typing import Any, List, Mapping, Set, Tuple
 
 from ansible_collections.lcm.openstack.plugins.module_utils.drift.model import CORRECT, POLICY_INPUT, REPORT, ObjectDrift, shown
 from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.insights.base import (
@@ -51,17 +52,19 @@ def produce(snapshot: Snapshot, settings: Settings) -> List[Insight]:
     return out
 
 
-def kept(entry: Mapping[str, Any], snapshot: Snapshot) -> bool:
-    """Whether a drift insight of the status before stays as it was: this
-    refresh did not compare its release, and its service is still at rest."""
-    if not str(entry.get("uid") or "").startswith(f"{NAME}-"):
-        return False
+def carried(snapshot: Snapshot) -> Set[Tuple[str, str]]:
+    """(namespace, name) of the services whose drift insights the status
+    before holds stay as they were: at rest, their release not compared by
+    this refresh."""
+    compared = snapshot.drift or {}
+    return {svc.key for svc in Scope(snapshot).services
+            if at_rest(svc) and (svc.namespace, svc.release) not in compared}
+
+
+def kept(entry: Mapping[str, Any], services: Set[Tuple[str, str]]) -> bool:
+    """Whether `entry`, an insight of the status before, is a drift insight of one of `services` (`carried`)."""
     scope = entry.get("scope") or {}
-    for svc in Scope(snapshot).services:
-        if (svc.namespace, svc.name) == (scope.get("namespace"), scope.get("service")):
-            compared = snapshot.drift is not None and (svc.namespace, svc.release) in snapshot.drift
-            return at_rest(svc) and not compared
-    return False
+    return str(entry.get("uid") or "").startswith(f"{NAME}-") and (scope.get("namespace"), scope.get("service")) in services
 
 
 def _insight(svc: Service, obj: ObjectDrift, now: datetime) -> Insight:
