@@ -14,7 +14,8 @@ description:
     phases) and insights derived from the cluster (pods not Ready or crash-looping,
     Deployments not Available, failed or slow Jobs, failed or overdue Phases, Helm
     releases stuck in C(pending-*), Operational services without endpoints, upgrades
-    without a database backup).
+    without a database backup, objects of a release at rest that drifted from its
+    deployed revision).
   - Writes it to the cluster-scoped C(UpdateStatus) named C(cluster) with server-side
     apply, only when something other than the time changed; an insight keeps its
     C(startedAt) while it stays active and goes when it is no longer produced.
@@ -25,6 +26,8 @@ description:
     objects of each namespace with a service are read with the rights the
     credentials have there; a namespace they may not read keeps the entries it had
     (docs/rbac.md).
+  - Drift is read here only, not by the refresh each phase makes; a release whose
+    drift could not be read keeps the drift insights it had, with a warning.
   - The estimate and the assessment rules are in C(docs/update-status.md).
 options:
   details:

@@ -4,7 +4,9 @@ status against the UpdateStatus CRD's schema.
 A scenario is tests/unit/fixtures/update_status/<name>.yaml: `now`, `objects`
 (as the API returns them, any kinds), `expect` (the insights it must yield),
 and optionally `base`: another scenario whose objects it starts from; an
-object of its own replaces the base's of the same kind, namespace and name.
+object of its own replaces the base's of the same kind, namespace and name;
+and `drift`: the releases the keeper compared with their manifest, each
+`namespace`, `release` and its drifted `objects` (updatestatus/drift_read.py).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any, Dict, List, Tuple
 
 import yaml
 
+from ansible_collections.lcm.openstack.plugins.module_utils.drift.model import ObjectDrift
 from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.insights import Settings, Snapshot
 from ansible_collections.lcm.openstack.plugins.module_utils.common.timefmt import parse_time
 from support.paths import ROOT
@@ -42,7 +45,11 @@ def load(name: str) -> Dict[str, Any]:
 
 def snapshot(name: str) -> Snapshot:
     doc = load(name)
-    return Snapshot.from_objects(doc["objects"], parse_time(doc["now"]))
+    snap = Snapshot.from_objects(doc["objects"], parse_time(doc["now"]))
+    if "drift" in doc:
+        snap.drift = {(d["namespace"], d["release"]): [ObjectDrift(**o) for o in d.get("objects") or []]
+                      for d in doc["drift"]}
+    return snap
 
 
 def scenarios() -> List[str]:

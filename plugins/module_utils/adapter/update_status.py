@@ -8,6 +8,7 @@ from typing import Any
 
 from ansible_collections.lcm.openstack.plugins.module_utils.adapter.connection import client, reported
 from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import LcmError
+from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus import drift_read
 from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.insights import Settings
 from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.keeper import StatusKeeper
 
@@ -19,7 +20,7 @@ def run_update_status(module: Any) -> None:
     settings = Settings(pod_unready_minutes=p["pod_unready_minutes"], job_expected_seconds=p["job_expected_seconds"],
                         stall_margin_seconds=p["stall_margin_seconds"])
     try:
-        keeper = StatusKeeper(dyn, settings, module.check_mode)
+        keeper = StatusKeeper(dyn, settings, module.check_mode, drift=drift_read.read)
         result = keeper.run(p["details"])
     except LcmError as exc:
         module.fail_json(msg=str(exc))

@@ -23,7 +23,6 @@ from typing import Any, Dict, List, Optional
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle import flow_lease, runner
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.flow import LifecycleRequest
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.record import Lifecycle
-from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.keeper import refresh
 
 # What a flow that reached its end without a failure leaves: the service serves.
 SUCCEEDED = "Succeeded"
@@ -35,6 +34,15 @@ def request(service: str, release: str, namespace: str, name: str, result: str =
     """The end of flow `name`, as lcm.openstack.service_lifecycle's flow.action=end asks it."""
     return LifecycleRequest(service=service, release=release, namespace=namespace, flow=name, flow_action="end",
                             result=result, lifecycle_state=lifecycle_state, message=reason or "")
+
+
+def refresh(dyn: Any) -> str:
+    """The UpdateStatus refreshed after the record changed ('' or a warning),
+    the keeper loaded only then, as phase/record.py does: a run that changes
+    nothing loads none of it."""
+    from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.keeper import refresh as refreshed
+
+    return refreshed(dyn)
 
 
 def end(dyn: Any, req: LifecycleRequest, check_mode: bool, warnings: List[str],

@@ -23,8 +23,8 @@ from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import
 from ansible_collections.lcm.openstack.plugins.module_utils.kube import namespace_ensure
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle import flow_end, flow_lease, lease_renewer, runner
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.flow import LifecycleRequest
+from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.flow_end import refresh
 from ansible_collections.lcm.openstack.plugins.module_utils.lifecycle.record import Lifecycle
-from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.keeper import refresh
 
 
 def run(dyn: Any, req: LifecycleRequest, check_mode: bool, warnings: List[str],

@@ -12,7 +12,7 @@ import math
 import statistics
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from typing import Any, Dict, List, Optional, Set
+from typing import Any, Dict, List, Optional
 
 from ansible_collections.lcm.openstack.plugins.module_utils.crds.phase import Phase, phase_spec, phase_status
 from ansible_collections.lcm.openstack.plugins.module_utils.crds.service_lifecycle import HistoryEntry, ServiceLifecycle, lifecycle_status
@@ -24,6 +24,7 @@ from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.insight
     name_of, namespace_of,
 )
 from ansible_collections.lcm.openstack.plugins.module_utils.common.timefmt import format_time, parse_time, seconds
+from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.insights import drift
 from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.insights.phases import timeout_seconds
 from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.insights.scope import Scope
 from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.site import site_view
@@ -183,7 +184,7 @@ def cluster_status(snapshot: Snapshot, settings: Settings, previous: Optional[Up
         "observedAt": format_time(now),
         "conditions": [_updating(updating, previous, now)],
         "services": services,
-        "insights": _insights(insights, previous, unread),
+        "insights": _insights(insights, previous, snapshot),
     }
     if sites:
         status["sites"] = sites
@@ -199,10 +200,11 @@ def _with_site(entry: Dict[str, Any], site: Optional[Dict[str, Any]]) -> Dict[st
     return dict(out, site=site) if site else out
 
 
-def _insights(insights: List[Insight], previous: UpdateStatusStatus, unread: Set[str]) -> List[Dict[str, Any]]:
+def _insights(insights: List[Insight], previous: UpdateStatusStatus, snapshot: Snapshot) -> List[Dict[str, Any]]:
     """The insights, most severe and oldest first. Those of a namespace the
     credentials could not read are carried over from `previous` unchanged:
-    whoever may read it keeps them current."""
+    whoever may read it keeps them current; so are the drift insights of a
+    release this refresh did not compare (insights/drift.py)."""
     before = {i.get("uid"): parse_time(i.get("startedAt")) for i in previous.get("insights") or []}
     out = []
     for insight in insights:
@@ -211,8 +213,9 @@ def _insights(insights: List[Insight], previous: UpdateStatusStatus, unread: Set
         if earlier is not None and earlier < started:
             started = earlier
         out.append((-LEVELS.index(insight.level), started, insight.uid, insight.as_status(format_time(started))))
+    carried = drift.carried(snapshot)
     for entry in previous.get("insights") or []:
-        if (entry.get("scope") or {}).get("namespace") in unread:
+        if (entry.get("scope") or {}).get("namespace") in snapshot.unread or drift.kept(entry, carried):
             level = (entry.get("impact") or {}).get("level")
             rank = -LEVELS.index(level) if level in LEVELS else 0
             out.append((rank, parse_time(entry.get("startedAt")) or _EPOCH, entry.get("uid") or "", entry))

@@ -15,12 +15,16 @@ What is computed is in updatestatus/assessment.py and insights/; this file only 
 the apiserver. The status is written with server-side apply under the
 collection's field manager, and only when something but the time changed, so
 `kubectl get updatestatus cluster -w` shows changes, not ticks.
+
+Drift (insights/drift.py) is read on top by the reader given
+(updatestatus/drift_read.py, which the update_status module gives), never by
+the phase engine's refresh at each phase, which stays as cheap as it was.
 """
 
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import Any, Dict, List, Optional, Set
+from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 from ansible_collections.lcm.openstack.plugins.module_utils.crds.update_status import UpdateStatus, UpdateStatusStatus, update_status_status
 from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.assessment import cluster_status
@@ -57,9 +61,14 @@ NAMESPACED = (
 RECORD_KINDS = ("Secret", "ConfigMap")
 
 
+# Reads the drift of a snapshot's releases at rest: (snapshot.drift, warnings).
+DriftReader = Callable[[Any, Snapshot], Tuple[Optional[Dict[Tuple[str, str], List[Any]]], List[str]]]
+
+
 class StatusKeeper:
-    def __init__(self, dyn: Any, settings: Optional[Settings] = None, check_mode: bool = False) -> None:
-        self.dyn, self.check_mode = dyn, check_mode
+    def __init__(self, dyn: Any, settings: Optional[Settings] = None, check_mode: bool = False,
+                 drift: Optional[DriftReader] = None) -> None:
+        self.dyn, self.check_mode, self.drift = dyn, check_mode, drift
         self.settings = settings or Settings()
         self.res = lcm_resource(dyn, KIND)
         self.warning = ""  # what the refresh left out, and why
@@ -94,7 +103,15 @@ class StatusKeeper:
         objects += [o for o in found if (o.get("metadata") or {}).get("namespace") not in unread]
         snapshot = Snapshot.from_objects(objects, now)
         snapshot.unread = unread
+        if self.drift is not None:
+            snapshot.drift, warnings = self.drift(self.dyn, snapshot)
+            for text in warnings:
+                self._warn(text)
         return snapshot
+
+    def _warn(self, text: str) -> None:
+        if text not in self.warning:
+            self.warning = f"{self.warning}; {text}" if self.warning else text
 
     def _cluster_wide(self, kind: str) -> List[Dict[str, Any]]:
         return across(lcm_resource(self.dyn, kind), None, None, _held(API_VERSION, kind), set())
@@ -131,7 +148,7 @@ def refresh(dyn: Any) -> str:
     singleton was refreshed (or its CRD is not installed), else a warning."""
     keeper = None
     try:
-        keeper = StatusKeeper(dyn)
+        keeper = StatusKeeper(dyn)  # no drift read: it stays cheap
         keeper.run()
     except CrdMissing:
         return ""

@@ -13,14 +13,14 @@ from __future__ import annotations
 from typing import Any, Dict, List
 
 from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.insights import (
-    backups, deployments, endpoints, jobs, phases, pods, releases,
+    backups, deployments, drift, endpoints, jobs, phases, pods, releases,
 )
 from ansible_collections.lcm.openstack.plugins.module_utils.updatestatus.insights.base import (
     API_AVAILABILITY, CRITICAL, DATA_LOSS_RISK, ERROR, IMPACTS, INFO, LEVELS, SERVICE_OUTAGE, UNKNOWN,
     UPDATE_SPEED, UPDATE_STALLED, WARNING, DOCS, Insight, Settings, Snapshot, insight_uid,
 )
 
-PRODUCERS: List[Any] = [pods, deployments, jobs, phases, releases, endpoints, backups]
+PRODUCERS: List[Any] = [pods, deployments, jobs, phases, releases, endpoints, backups, drift]
 
 __all__ = ["API_AVAILABILITY", "CRITICAL", "DATA_LOSS_RISK", "ERROR", "IMPACTS", "INFO", "LEVELS",
            "SERVICE_OUTAGE", "UNKNOWN", "UPDATE_SPEED", "UPDATE_STALLED", "WARNING", "Insight", "PRODUCERS",

@@ -11,11 +11,12 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Set
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Set, Tuple
 
 from ansible_collections.lcm.openstack.plugins.module_utils.crds.phase import Phase
 from ansible_collections.lcm.openstack.plugins.module_utils.crds.service_lifecycle import ServiceLifecycle
 from ansible_collections.lcm.openstack.plugins.module_utils.common.timefmt import format_time, parse_time, utcnow
+from ansible_collections.lcm.openstack.plugins.module_utils.drift.model import ObjectDrift
 
 INFO, WARNING, ERROR, CRITICAL = "Info", "Warning", "Error", "Critical"
 LEVELS = (INFO, WARNING, ERROR, CRITICAL)  # least severe first
@@ -60,6 +61,11 @@ class Snapshot:
     # Namespaces with a service whose objects the credentials may not list:
     # what is known of them is what the status said before (updatestatus/assessment.py).
     unread: Set[str] = field(default_factory=set)
+    # The releases of the services at rest compared with their deployed
+    # revision's manifest, (namespace, release) -> the objects that drifted
+    # (fields only, never values); None: this refresh read no drift (the
+    # phase engine's, at each phase: updatestatus/keeper.py).
+    drift: Optional[Dict[Tuple[str, str], List[ObjectDrift]]] = None
 
     @classmethod
     def from_objects(cls, objects: Iterable[Mapping[str, Any]], now: datetime) -> "Snapshot":

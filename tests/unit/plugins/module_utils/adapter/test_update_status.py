@@ -1,5 +1,5 @@
 """plugins/module_utils/adapter/update_status.py: the thresholds given reach
-the assessment, check mode reaches the keeper, the report comes as text and
+the assessment, check mode and the drift reader reach the keeper, the report comes as text and
 lines; a failure fails the task."""
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ class _Keeper:
     fails = False
     warning = ""
 
-    def __init__(self, dyn: Any, settings: Any, check_mode: bool) -> None:
-        _Keeper.made = {"settings": settings, "check_mode": check_mode}
+    def __init__(self, dyn: Any, settings: Any, check_mode: bool, drift: Any = None) -> None:
+        _Keeper.made = {"settings": settings, "check_mode": check_mode, "drift": drift}
 
     def run(self, details: str) -> Dict[str, Any]:
         if _Keeper.fails:
@@ -41,6 +41,8 @@ def test_the_settings_details_and_check_mode_reach_the_keeper() -> None:
     settings = _Keeper.made["settings"]
     assert (settings.pod_unready_minutes, settings.job_expected_seconds, settings.stall_margin_seconds) == (2, 600, 600)
     assert _Keeper.made["check_mode"] is True and _Keeper.made["details"] == "health"
+    # The module's refresh reads drift (the phase engine's does not: updatestatus/keeper.py refresh).
+    assert _Keeper.made["drift"] is adapter.drift_read.read
     assert end.result["changed"] is True and end.result["update_status"] == {"services": []}
     assert end.result["report_lines"] == ["No service is updating.", "line 2"]
 

@@ -71,7 +71,7 @@ def test_every_insight_is_well_formed(name: str) -> None:
 
 
 def test_every_producer_is_registered_once_and_named_after_its_module() -> None:
-    assert len({p.NAME for p in PRODUCERS}) == len(PRODUCERS) == 7
+    assert len({p.NAME for p in PRODUCERS}) == len(PRODUCERS) == 8
     for producer in PRODUCERS:
         assert producer.__name__.rsplit(".", 1)[-1] == producer.NAME
 
