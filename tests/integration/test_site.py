@@ -25,7 +25,7 @@ import yaml
 from kubernetes import dynamic
 
 from support import kube
-from support.ansible import ROOT
+from support.ansible import ROOT, run_module
 from support.site_run import Site, ok, services_of, unchanged, when
 
 pytestmark = pytest.mark.bed
@@ -242,6 +242,12 @@ def test_a_deployment_edited_by_hand_is_reported_then_corrected(site: Site) -> N
     unchanged(out)
     assert site.lifecycle("keystone")["status"]["flow"]["startedAt"] == before
     assert _replicas(site, "keystone-api") == 3
+    # The UpdateStatus reports it too, as an insight on keystone, when it is refreshed.
+    status = run_module("update_status", {"details": "all"}, site.kubeconfig)["update_status"]
+    drifts = [i for i in status["insights"] if (i.get("scope") or {}).get("namespace") == site.namespace
+              and i["uid"].startswith("drift-")]
+    assert [i["impact"]["summary"] for i in drifts] == [
+        "Deployment/keystone-api of release keystone drifted: spec.replicas"], status["insights"]
     # drift: correct: the update flow applies the release again, at its version.
     site.set_host_var("keystone", "drift", "correct")
     try:
