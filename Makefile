@@ -35,7 +35,7 @@ SHELL_SCRIPTS := tests/cluster/build tests/cluster/up tests/cluster/down tests/c
 
 .PHONY: help venv tools bed bed-up bed-down collection demo site-charts site test test-all unit integration integration-sites sanity lint molecule publish-check \
 	docs docs-lint \
-	bench bench-bed bench-phase-lag bench-phase-scale bench-noop bench-greenfield bench-site bench-compute-kit bench-release-upgrade clean \
+	bench bench-bed bench-phase-lag bench-phase-scale bench-noop bench-greenfield bench-site bench-site-noop bench-compute-kit bench-release-upgrade clean \
 	role-readmes ee ee-image
 
 help:
@@ -45,7 +45,7 @@ help:
 	@echo "make bed-up      build and start the local test bed; make bed-down stops it"
 	@echo "make docs        build the docsite in build/docs/build/html (make docs-lint: lint its sources)"
 	@echo "make bench       every speed measurement against its target, in one run (ANCHOR=<rev> beside it)"
-	@echo "make bench-bed, bench-phase-lag, bench-phase-scale, bench-noop, bench-greenfield, bench-site, bench-compute-kit, bench-release-upgrade   the measurements in docs/benchmarks.md"
+	@echo "make bench-bed, bench-phase-lag, bench-phase-scale, bench-noop, bench-greenfield, bench-site, bench-site-noop, bench-compute-kit, bench-release-upgrade   the measurements in docs/benchmarks.md"
 	@echo "KUBECONFIG=...   point either command at an existing cluster instead of the bed"
 
 venv: $(VENV)/.installed
@@ -234,6 +234,11 @@ bench-greenfield: collection bed
 # A synthetic site of 30 services in 4 levels; BENCH_ARGS=--services 8 --depth 3 for a small one.
 bench-site: collection bed
 	$(WITH_BED) $(BIN)/python bench/site.py --runs $(or $(RUNS),1) $(BENCH_ARGS)
+
+# A site at rest (6 and 12 services) planned again: the plan reading each release for drift
+# against the versions alone; BENCH_ARGS=--sizes 6 for one size.
+bench-site-noop: collection bed
+	$(WITH_BED) $(BIN)/python bench/site_noop.py --runs $(or $(RUNS),3) $(BENCH_ARGS)
 
 # The compute kit (examples/compute-kit) deployed by playbooks/site.yml against its critical path.
 bench-compute-kit: collection bed

@@ -41,6 +41,12 @@ Measured on the same bed, in the same run:
               ServiceLifecycle: the requests it sent. The refresh reads the
               whole cluster, so the bed's other services count too; the
               number of namespaces it saw is reported beside.
+  site-noop   bench/site_noop.py's site at rest: a synthetic site of 6 and 12
+              services (--quick: 6) deployed once by playbooks/site.yml, then
+              site.yml again, a no-op, the plan reading each release for drift
+              (the default) against -e site_read_releases=false (the versions
+              alone): wall time of the ansible-playbook process. An anchor runs
+              its own site.yml as it is, on the same sites.
 
 With --anchor REV, the lcm.openstack cases run for REV too (a scratch git
 worktree of it). Writes build/bench/speed-<date>.json (every run's numbers)
@@ -78,12 +84,13 @@ from noop import COMMAND, ansible, cases as noop_cases, changes_expected, timed 
 from phase_lag import Observer, fresh_namespace, install_crds, job, metrics  # noqa: E402
 from phase_scale import COUNTING, run_one as scale_run, worker  # noqa: E402
 from requests_log import hooked, noted  # noqa: E402
+from site_noop import SIZES as SITE_SIZES, TARGET as SITE_TARGET, VARIANTS as SITE_VARIANTS, Deployed, judge  # noqa: E402
 from speed_report import (  # noqa: E402
     FRACTIONS, QUICK_FRACTIONS, Row, at_most, by_kind, constant, cycle_position, growth, median, ratio, seconds, summary,
     sweep, table,
 )
 
-ITEMS = ("lag", "noop", "helm", "scale", "greenfield", "wait", "update")
+ITEMS = ("lag", "noop", "helm", "scale", "greenfield", "wait", "update", "site-noop")
 CHART = ROOT / "examples" / "charts" / "keystone"
 UPGRADE_VERSION = "2025.2"
 # What a waiting phase touches, as apiserver_request_total names the resources.
@@ -649,7 +656,54 @@ class Update:
                     target="constant", met=constant(series))]
 
 
-CLASSES = {c.name: c for c in (Lag, Noop, Helm, Scale, Greenfield, Wait, Update)}
+# -- a site at rest, planned again -------------------------------------------------------------
+
+class SiteNoop:
+    name = "site-noop"
+
+    def __init__(self, b: Bench) -> None:
+        self.b = b
+        self.sizes = SITE_SIZES[:1] if b.args.quick else SITE_SIZES
+        self.sites: Dict[int, Deployed] = {}
+        # This tree with and without the releases read; an anchor with the plan it has.
+        self.todo = [(THIS_TREE, size, variant) for size in self.sizes for variant in SITE_VARIANTS] + [
+            (a, size, "drift") for a in b.anchors for size in self.sizes]
+        self.runs: List[Dict[str, Any]] = []
+
+    def prepare(self) -> None:
+        for size in self.sizes:
+            self.sites[size] = Deployed(size, 3, 7, f"{self.b.args.prefix}-noop", self.b.bed, self.b.scratch,
+                                        self.b.kubeconfig)
+            wall = self.sites[size].deploy(self.b.found[THIS_TREE])
+            self.b.note(f"  site-noop: {size} services deployed in {wall:.0f} s")
+
+    def round(self, turn: int) -> None:
+        for tree, size, variant in rotated(self.todo, turn):
+            run = self.sites[size].noop(self.b.found[tree], variant, turn, "" if tree == THIS_TREE else tree)
+            self.runs.append(dict(run, tree=tree))
+            self.b.note(f"  {tree}, {size} services, {variant}: {run['wall']:.1f} s"
+                        + (f", drift reported on {', '.join(run['reported'])}" if run["reported"] else ""))
+
+    def data(self) -> Any:
+        return self.runs
+
+    def med(self, size: int, variant: str, tree: str = THIS_TREE) -> Optional[float]:
+        return median(r["wall"] for r in self.runs if (r["tree"], r["services"], r["variant"]) == (tree, size, variant))
+
+    def rows(self) -> List[Row]:
+        out = []
+        for size in self.sizes:
+            base, drift = self.med(size, "versions-only"), self.med(size, "drift")
+            value, met = judge(base, drift)
+            out.append(Row(item="no-op site", case=(f"{size} services at rest: playbooks/site.yml, the plan reading "
+                                                    "the releases (drift) vs the versions alone"),
+                           lcm=seconds(drift), anchors={a: seconds(self.med(size, "drift", a)) for a in self.b.anchors},
+                           baseline=f"-e site_read_releases=false: {seconds(base)}", ratio=value,
+                           target=f"{SITE_TARGET}, on an idle bed", met=met))
+        return out
+
+
+CLASSES = {c.name: c for c in (Lag, Noop, Helm, Scale, Greenfield, Wait, Update, SiteNoop)}
 
 
 def commit() -> str:
