@@ -238,8 +238,10 @@ class Deployed:
     def playbook(self, collections: Path, extra: Sequence[str], log: Path) -> Tuple[float, str]:
         """One run of `collections`' playbooks/site.yml on the site: (wall seconds, its output).
         The requests its processes send are noted in `log` with .requests for a suffix."""
+        # The plan and the summary are read from the output as the default callback prints them in JSON
+        # (the Makefile exports ANSIBLE_CALLBACK_RESULT_FORMAT=yaml for people).
         env = dict(os.environ, KUBECONFIG=self.kubeconfig, K8S_AUTH_KUBECONFIG=self.kubeconfig, ANSIBLE_NOCOLOR="1",
-                   ANSIBLE_FORCE_COLOR="0", ANSIBLE_COLLECTIONS_PATH=str(collections),
+                   ANSIBLE_FORCE_COLOR="0", ANSIBLE_COLLECTIONS_PATH=str(collections), ANSIBLE_CALLBACK_RESULT_FORMAT="json",
                    **hooked(self.directory.parent, log.with_suffix(".requests")))
         playbook = collections / "ansible_collections" / "lcm" / "openstack" / "playbooks" / "site.yml"
         argv = [PLAYBOOK, "-i", str(self.inventory), str(playbook), "--forks", str(self.services), *extra]
