@@ -174,7 +174,7 @@ def noop_problems(output: str, hosts: Sequence[str], drift: bool) -> List[str]:
 def reads_releases(sent: Sequence[Tuple[float, str, str]]) -> bool:
     """Whether a run's requests (requests_log.noted) list Helm's deployed release
     records, as the plan does to read the releases at rest (drift/records.py)."""
-    return any(method == "GET" and "owner%3Dhelm" in url and "status%3Ddeployed" in url for _, method, url in sent)
+    return any(method == "GET" and "owner%3Dhelm" in url and "status%3Ddeployed" in url for _when, method, url in sent)
 
 
 def reported(output: str) -> List[str]:

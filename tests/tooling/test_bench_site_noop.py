@@ -31,7 +31,7 @@ def test_a_no_op_run_reads_as_one() -> None:
     plan = bench.plan_of(RUN)
     assert plan["headline"] == "site plan (deploy): 6 service(s) in 3 level(s); nothing 6; nothing to do"
     assert plan["services"]["s02"] == {"level": 1, "flow": "nothing", "reason": "Operational at 2025.1"}
-    assert [e["level"] for _, e in sorted(plan["services"].items())] == [0, 0, 1, 1, 2, 2]
+    assert [e["level"] for _name, e in sorted(plan["services"].items())] == [0, 0, 1, 1, 2, 2]
     assert bench.summary_of(RUN) == {h: "Nothing to do" for h in HOSTS}
     assert bench.reported(RUN) == []
 
