@@ -96,7 +96,7 @@ options:
   read_releases:
     description:
       - Read each release the ServiceLifecycle records leave as they are (Operational at the version asked),
-        and plan what differs (see RV(services.drift)). The chart and values asked for are compared with the
+        and plan what differs (see RV(services[].drift)). The chart and values asked for are compared with the
         deployed revision's (Helm's record, one list for the site's namespaces); a difference plans an
         C(update) at the same version, naming the keys or the chart's files.
       - The release's objects are compared with its manifest, for the fields it sets (one list a kind, then a
