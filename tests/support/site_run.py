@@ -71,7 +71,9 @@ class Site:
         path.write_text(yaml.safe_dump(data))
 
     def env(self) -> Dict[str, str]:
-        return dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0", KUBECONFIG=self.kubeconfig,
+        # Results printed as JSON whatever the Makefile exports: the tests read the plan's lines whole.
+        return dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0", ANSIBLE_CALLBACK_RESULT_FORMAT="json",
+                    KUBECONFIG=self.kubeconfig,
                     K8S_AUTH_KUBECONFIG=self.kubeconfig, HELM_BIN=openstack_helm.helm_bin(),
                     ANSIBLE_COLLECTIONS_PATH=str(ROOT / "build" / "collections"))
 
