@@ -136,8 +136,12 @@ class Lease:
         spec = lease.get("spec") or {}
         current = spec.get("holderIdentity") or ""
         if current == self.holder:
-            self._replace(lease, self._body(purpose, parse_time(spec.get("acquireTime")) or now, now,
-                                            spec.get("leaseTransitions") or 0), now)
+            body = self._body(purpose, parse_time(spec.get("acquireTime")) or now, now, spec.get("leaseTransitions") or 0)
+            # Taken again by its holder (its renewal had lapsed under load): the take-over it records stays.
+            taken_over = ((lease.get("metadata") or {}).get("annotations") or {}).get(ANNOTATION_TAKEN_OVER)
+            if taken_over:
+                body["metadata"]["annotations"][ANNOTATION_TAKEN_OVER] = taken_over
+            self._replace(lease, body, now)
             return Outcome("renewed", self.said("renewed"))
         held = self._live(lease, now)
         if held is not None:

@@ -66,6 +66,17 @@ def test_a_holder_that_stopped_renewing_is_taken_over_and_the_take_over_recorded
         f"{OTHER} (the greenfield flow), not renewed since {micro(NOW)}")
 
 
+def test_a_take_over_stays_recorded_when_its_holder_takes_the_lease_again() -> None:
+    leases = Leases()
+    _lease(leases, OTHER).acquire("the greenfield flow", NOW)
+    _lease(leases).acquire("the update flow", NOW + timedelta(seconds=61))
+    # Its own renewal lapsed (a loaded machine): the next phase of the same run takes it again.
+    again = _lease(leases).acquire("the update flow", NOW + timedelta(seconds=130))
+    assert again.action == "renewed"
+    assert leases.items["lcm-keystone"]["metadata"]["annotations"][ANNOTATION_TAKEN_OVER] == (
+        f"{OTHER} (the greenfield flow), not renewed since {micro(NOW)}")
+
+
 def test_only_the_holder_renews_or_gives_it_back_and_the_record_stays() -> None:
     leases = Leases()
     mine, theirs = _lease(leases), _lease(leases, OTHER)
