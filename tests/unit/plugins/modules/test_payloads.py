@@ -189,9 +189,10 @@ def test_a_module_does_not_ship_the_other_modules_engines(module: str, not_shipp
 # (updatestatus/insights/drift.py) and drift/model.py; update_status by 55 kB more for reading the
 # drift of the releases at rest (updatestatus/drift_read.py, drift/records.py, live.py and fields.py,
 # and what they read a manifest and a record with), imported only when the status is refreshed.
+# The modules that ship kube/lease.py by 0.3 kB for a take-over kept when its holder takes the Lease again.
 PAYLOAD_BUDGET = {
-    "helm_release": 310_000, "helm_release_info": 107_500, "phase": 579_500, "phase_info": 109_000,
-    "service_lifecycle": 337_000, "site_plan": 280_000, "traffic": 724_500, "update_status": 279_500,
+    "helm_release": 310_000, "helm_release_info": 107_500, "phase": 580_000, "phase_info": 109_000,
+    "service_lifecycle": 337_500, "site_plan": 280_000, "traffic": 725_000, "update_status": 279_500,
 }
 
 
