@@ -18,24 +18,16 @@ import json
 from typing import Any, Dict, Iterator, List, Mapping, Sequence
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import yaml
-from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import InputError
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.chart_jobs import JOB_PREFIX
-from ansible_collections.lcm.openstack.plugins.module_utils.helm.cli import merge_values
+from ansible_collections.lcm.openstack.plugins.module_utils.helm.cli import merged_values
 
 FLOW_OWNED = "lifecycle"
 ADDED, REMOVED = " (added)", " (removed)"  # how a key changed_keys names was changed, when not in place
 
 
 def asked_values(values_files: Sequence[str], values: Mapping[str, Any]) -> Dict[str, Any]:
-    """The values asked for: the files, then the mapping, merged as Helm merges them."""
-    merged: Dict[str, Any] = {}
-    for path in values_files:
-        try:
-            with open(path, encoding="utf-8") as handle:
-                merged = merge_values(merged, yaml.safe_load(handle) or {})
-        except (OSError, yaml.YAMLError) as exc:
-            raise InputError(f"values file {path} cannot be read (values_files): {exc}") from exc
-    return merge_values(merged, values or {})
+    """The values asked for, merged as the release manager merges them (helm/cli.py)."""
+    return merged_values(values_files, values)
 
 
 def normalised(values: Any) -> Any:

@@ -23,6 +23,7 @@ from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Seque
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common import transient
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import yaml
+from ansible_collections.lcm.openstack.plugins.module_utils.common.errors import InputError
 from ansible_collections.lcm.openstack.plugins.module_utils.kube.api_errors import namespace_missing
 from ansible_collections.lcm.openstack.plugins.module_utils.common.redact import Redactor
 from ansible_collections.lcm.openstack.plugins.module_utils.helm import storage
@@ -262,6 +263,19 @@ def merge_values(base: Mapping[str, Any], over: Mapping[str, Any]) -> Dict[str, 
         else:
             out[key] = copy.deepcopy(value)
     return out
+
+
+def merged_values(values_files: Sequence[str], values: Optional[Mapping[str, Any]]) -> Dict[str, Any]:
+    """The values asked for: the files, then the mapping, merged as Helm merges them (the
+    values a release stores); a file that cannot be read is named."""
+    merged: Dict[str, Any] = {}
+    for path in values_files:
+        try:
+            with open(path, encoding="utf-8") as handle:
+                merged = merge_values(merged, yaml.safe_load(handle) or {})
+        except (OSError, yaml.YAMLError) as exc:
+            raise InputError(f"values file {path} cannot be read (values_files): {exc}") from exc
+    return merge_values(merged, values or {})
 
 
 def _parse_version(version: str) -> tuple:

@@ -15,7 +15,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional
 
 from ansible_collections.lcm.openstack.plugins.module_utils.common.compat import yaml
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.chart_files import ChartSource
-from ansible_collections.lcm.openstack.plugins.module_utils.helm.cli import Helm, HelmError, Result, merge_values, template_args
+from ansible_collections.lcm.openstack.plugins.module_utils.helm.cli import Helm, HelmError, Result, merged_values, template_args
 from ansible_collections.lcm.openstack.plugins.module_utils.helm.render import masked_manifest, parse_manifest
 
 
@@ -72,12 +72,8 @@ def needed(req: Any, history: List[Dict[str, Any]], desired: str, current: str,
 
 
 def user_values(req: Any) -> Dict[str, Any]:
-    """The values asked for, files then the mapping, merged as Helm merges them."""
-    merged: Dict[str, Any] = {}
-    for path in req.values_files:
-        with open(path, encoding="utf-8") as handle:
-            merged = merge_values(merged, yaml.safe_load(handle) or {})
-    return merge_values(merged, req.values or {})
+    """The values the request asks for (merged_values)."""
+    return merged_values(req.values_files, req.values)
 
 
 def diff(release: str, before: str, after: str) -> Dict[str, str]:

@@ -190,9 +190,11 @@ def test_a_module_does_not_ship_the_other_modules_engines(module: str, not_shipp
 # drift of the releases at rest (updatestatus/drift_read.py, drift/records.py, live.py and fields.py,
 # and what they read a manifest and a record with), imported only when the status is refreshed.
 # The modules that ship kube/lease.py by 0.3 kB for a take-over kept when its holder takes the Lease again.
+# The four that ship helm/cli.py by 0.8 kB for merged_values: the values asked for, merged once for the
+# release manager and the site plan's drift (it names a values file that cannot be read).
 PAYLOAD_BUDGET = {
-    "helm_release": 310_000, "helm_release_info": 107_500, "phase": 580_000, "phase_info": 109_000,
-    "service_lifecycle": 337_500, "site_plan": 280_000, "traffic": 725_000, "update_status": 279_500,
+    "helm_release": 310_000, "helm_release_info": 108_500, "phase": 580_500, "phase_info": 109_000,
+    "service_lifecycle": 337_500, "site_plan": 280_000, "traffic": 725_500, "update_status": 279_500,
 }
 
 
