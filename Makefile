@@ -8,9 +8,16 @@ SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 .DEFAULT_GOAL := help
 
-PYTHON ?= python3.11
+# The Ansibles the tests run on (NEWEST_*, OLDEST_*): .ci/versions.
+include .ci/versions
+comma := ,
+PYTHON ?= python$(NEWEST_PYTHON)
 VENV := $(CURDIR)/.venv
 BIN := $(VENV)/bin
+# The oldest Ansible that meta/runtime.yml promises, in a virtualenv of its own.
+OLDEST_PYTHON_CMD ?= python$(OLDEST_PYTHON)
+OLDEST_VENV := $(CURDIR)/.venv-oldest
+OLDEST_BIN := $(OLDEST_VENV)/bin
 BUILD := $(CURDIR)/build
 COLLECTIONS := $(BUILD)/collections
 BED_BIN := $(shell bash -c 'source tests/cluster/lib.sh && echo $$BED_BIN')
@@ -31,9 +38,9 @@ export KUBECTL_BIN ?= $(BED_BIN)/kubectl
 export PATH := $(BIN):$(PATH)
 
 SHELL_SCRIPTS := tests/cluster/build tests/cluster/up tests/cluster/down tests/cluster/status \
-	tests/cluster/lib.sh tests/with-bed tests/sanity/run hacking/docs
+	tests/cluster/lib.sh tests/with-bed tests/sanity/run hacking/docs .ci/run
 
-.PHONY: help venv tools bed bed-up bed-down collection demo site-charts site test test-all unit integration integration-sites sanity lint molecule publish-check \
+.PHONY: help venv venv-oldest tools bed bed-up bed-down collection demo site-charts site test test-all unit integration integration-sites sanity sanity-oldest sanity-between unit-oldest integration-oldest test-oldest lint molecule publish-check \
 	docs docs-lint \
 	bench bench-bed bench-phase-lag bench-phase-scale bench-noop bench-greenfield bench-site bench-site-noop bench-compute-kit bench-release-upgrade clean \
 	role-readmes ee ee-image
@@ -48,12 +55,33 @@ help:
 	@echo "make bench-bed, bench-phase-lag, bench-phase-scale, bench-noop, bench-greenfield, bench-site, bench-site-noop, bench-compute-kit, bench-release-upgrade   the measurements in docs/benchmarks.md"
 	@echo "KUBECONFIG=...   point either command at an existing cluster instead of the bed"
 
+# A virtualenv on another Python than .ci/versions names (an older checkout's)
+# is made again, not upgraded in place.
+same_python = $(1)/bin/python -c 'import sys; sys.exit("%d.%d" % sys.version_info[:2] != "$(2)")' 2>/dev/null
+
+# The newest Ansible: requirements-dev.txt pins the `ansible` and ansible-core
+# of .ci/versions (tests/tooling/test_ansible_versions.py).
 venv: $(VENV)/.installed
-$(VENV)/.installed: requirements.txt requirements-dev.txt
-	@echo "==> Python virtualenv in $(VENV)"
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+$(VENV)/.installed: requirements.txt requirements-dev.txt .ci/versions
+	@echo "==> Python virtualenv in $(VENV) (ansible $(NEWEST_ANSIBLE), ansible-core $(NEWEST_CORE), Python $(NEWEST_PYTHON))"
+	$(call same_python,$(VENV),$(NEWEST_PYTHON)) || { rm -rf $(VENV); $(PYTHON) -m venv $(VENV); }
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -r requirements-dev.txt
+	touch $@
+
+# The oldest Ansible: requirements-dev.txt but its two Ansible pins, the
+# oldest ansible-core instead, then the kubernetes.core of OLDEST_ANSIBLE
+# (the package without its dependencies: it asks for a later ansible-core).
+venv-oldest: $(OLDEST_VENV)/.installed
+$(OLDEST_VENV)/.installed: requirements.txt requirements-dev.txt .ci/versions
+	@echo "==> Python virtualenv in $(OLDEST_VENV) (ansible-core $(OLDEST_CORE), kubernetes.core of ansible $(OLDEST_ANSIBLE), Python $(OLDEST_PYTHON))"
+	$(call same_python,$(OLDEST_VENV),$(OLDEST_PYTHON)) || { rm -rf $(OLDEST_VENV); $(OLDEST_PYTHON_CMD) -m venv $(OLDEST_VENV); }
+	@mkdir -p $(BUILD)
+	grep -vE '^(-r |ansible(-core)?[<>=~! ])' requirements-dev.txt > $(BUILD)/requirements-oldest.txt
+	$(OLDEST_BIN)/pip install --quiet --upgrade pip
+	$(OLDEST_BIN)/pip install --quiet -r requirements.txt -r $(BUILD)/requirements-oldest.txt "ansible-core==$(OLDEST_CORE)"
+	$(OLDEST_BIN)/pip install --quiet --no-deps "ansible==$(OLDEST_ANSIBLE)"
+	$(OLDEST_BIN)/python -c 'import ansible.release as r, sys; sys.exit(r.__version__ != "$(OLDEST_CORE)" and "ansible-core is " + r.__version__)'
 	touch $@
 
 # System tools the tests use beyond Python and Go.
@@ -151,8 +179,30 @@ integration: collection
 integration-sites: collection
 	$(WITH_BED) $(BIN)/pytest --durations=20 -p no:cacheprovider $(SITE_TESTS)
 
+# ansible-test sanity per ansible-core series (tests/sanity/run SERIES), each
+# with tests/sanity/ignore-<series>.txt: sanity on the newest, sanity-oldest
+# on the oldest (with its Python), sanity-between on each series between them.
+series = $(basename $(1))
 sanity: collection
-	tests/sanity/run
+	tests/sanity/run $(call series,$(NEWEST_CORE))
+
+sanity-oldest: collection venv-oldest
+	tests/sanity/run $(call series,$(OLDEST_CORE))
+
+sanity-between: collection
+	@for s in $(call series,$(subst $(comma), ,$(BETWEEN_CORES))); do echo "==> sanity $$s"; tests/sanity/run $$s || exit 1; done
+
+# The oldest Ansible's share of make test: unit tests, sanity, and one
+# integration test file that takes stock openstack-helm charts through
+# greenfield, update, rollback and remove with the shipped playbooks.
+OLDEST_INTEGRATION := tests/integration/test_openstack_helm_flows.py
+unit-oldest: collection venv-oldest
+	PATH=$(OLDEST_BIN):$$PATH $(OLDEST_BIN)/pytest -p no:cacheprovider tests/unit tests/tooling
+
+integration-oldest: collection venv-oldest
+	PATH=$(OLDEST_BIN):$$PATH $(WITH_BED) $(OLDEST_BIN)/pytest --durations=10 -p no:cacheprovider $(OLDEST_INTEGRATION)
+
+test-oldest: unit-oldest sanity-oldest integration-oldest
 
 # galaxy-importer on the built tarball, offline, in a virtualenv of its own
 # (its pins would take .venv's linters back): tests/support/galaxy_import.py.
@@ -191,8 +241,14 @@ ee: venv
 	@if grep -q "No matches" $(EE_DIR)/create.log || [[ ! -f $(EE_DIR)/context/_build/collections/lcm-openstack.tar.gz ]]; then \
 	  echo "the build context lacks the collection tarball (additional_build_files of $(EE_FILE))" >&2; exit 1; fi
 
+# EE_CORE=2.19.14 builds the image on that ansible-core instead of the
+# definition's (the newest of .ci/versions), through the build argument the
+# Containerfile installs ansible-core and ansible-runner from.
+EE_CORE ?=
+EE_RUNNER = $(shell sed -n 's/^ansible-runner==//p' requirements-dev.txt)
 ee-image: ee
-	$(BIN)/ansible-builder build -f $(EE_FILE) --context $(EE_DIR)/context -t $(EE_TAG)
+	$(BIN)/ansible-builder build -f $(EE_FILE) --context $(EE_DIR)/context -t $(EE_TAG) \
+	  $(if $(EE_CORE),--build-arg "ANSIBLE_INSTALL_REFS=ansible-core==$(EE_CORE) ansible-runner==$(EE_RUNNER)")
 
 # Each role's README lists its variables from meta/argument_specs.yml
 # (tests/tooling/test_role_readmes.py fails when one is out of date).

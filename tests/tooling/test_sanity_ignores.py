@@ -1,5 +1,7 @@
-"""tests/sanity/ignore-<series>.txt is committed and ships in the tarball, so
-`ansible-test sanity` passes on the installed collection as a user runs it.
+"""tests/sanity/ignore-<series>.txt, one per ansible-core series from the
+oldest to the newest of .ci/versions, is committed and ships in the tarball,
+so `ansible-test sanity` passes on the installed collection as a user runs it
+under any of them.
 It may skip only yamllint, only on Helm chart templates (Go template text
 that renders YAML, which yamllint cannot read), and must name every such
 template that ships: a chart template added or removed fails here."""
@@ -12,7 +14,7 @@ from typing import Dict, List
 
 import pytest
 
-from support import tarball
+from support import ansible_versions, tarball
 from support.paths import ROOT
 
 SANITY = ROOT / "tests" / "sanity"
@@ -29,20 +31,18 @@ def ignore_files() -> Dict[str, Path]:
     return {p.name: p for p in sorted(SANITY.glob("ignore-*.txt"))}
 
 
-def core_series() -> str:
-    """The ansible-core series requirements-dev.txt installs (`2.19`)."""
-    text = (ROOT / "requirements-dev.txt").read_text()
-    m = re.search(r"^ansible-core>=(\d+\.\d+),<(\d+\.\d+)$", text, re.M)
-    assert m, "requirements-dev.txt does not name one ansible-core series"
-    return m.group(1)
+# One ignore file per ansible-core series sanity runs on (.ci/versions, from
+# the oldest to the newest): each is checked, and a series without one fails.
+NAMES = [f"ignore-{series}.txt" for series in ansible_versions.sanity_series()]
 
 
-def test_the_ignore_file_is_the_one_of_the_ansible_core_series_tested() -> None:
-    assert list(ignore_files()) == [f"ignore-{core_series()}.txt"]
+def test_the_ignore_files_are_those_of_the_ansible_core_series_tested() -> None:
+    assert sorted(ignore_files()) == sorted(NAMES)
 
 
-@pytest.mark.parametrize("name", list(ignore_files()))
+@pytest.mark.parametrize("name", NAMES)
 def test_each_line_skips_yamllint_on_a_chart_template_and_says_why(name: str) -> None:
+    assert name in ignore_files(), f"no tests/sanity/{name}"
     for number, line in enumerate(ignore_files()[name].read_text().splitlines(), start=1):
         m = _LINE.match(line)
         assert m, f"{name}:{number}: not `<path> <test>!<action>  # <why>`: {line!r}"
@@ -52,8 +52,9 @@ def test_each_line_skips_yamllint_on_a_chart_template_and_says_why(name: str) ->
         assert (chart / "Chart.yaml").is_file(), f"{name}:{number}: no Chart.yaml in {chart}"
 
 
-@pytest.mark.parametrize("name", list(ignore_files()))
+@pytest.mark.parametrize("name", NAMES)
 def test_the_ignore_file_names_exactly_the_chart_templates_that_ship(name: str, shipped: List[str]) -> None:
+    assert name in ignore_files(), f"no tests/sanity/{name}"
     listed = [line.split(" ", 1)[0] for line in ignore_files()[name].read_text().splitlines()]
     assert listed == sorted(listed), f"{name} is not sorted"
     templates = [path for path in shipped if _TEMPLATE.search(path)]
@@ -63,8 +64,8 @@ def test_the_ignore_file_names_exactly_the_chart_templates_that_ship(name: str, 
     assert not missing and not extra, f"{name}: add {missing}, remove {extra}"
 
 
-def test_the_ignore_file_ships(shipped: List[str]) -> None:
-    for name in ignore_files():
+def test_the_ignore_files_ship(shipped: List[str]) -> None:
+    for name in NAMES:
         assert f"tests/sanity/{name}" in shipped
 
 
