@@ -207,9 +207,9 @@ test-oldest: unit-oldest sanity-oldest integration-oldest
 # galaxy-importer on the built tarball, offline, in a virtualenv of its own
 # (its pins would take .venv's linters back): tests/support/galaxy_import.py.
 PUBLISH_VENV := $(CURDIR)/.venv-publish
-$(PUBLISH_VENV)/.installed: tests/publish/requirements.txt requirements-dev.txt
+$(PUBLISH_VENV)/.installed: tests/publish/requirements.txt requirements-dev.txt .ci/versions
 	@echo "==> galaxy-importer virtualenv in $(PUBLISH_VENV)"
-	test -x $(PUBLISH_VENV)/bin/python || $(PYTHON) -m venv $(PUBLISH_VENV)
+	$(call same_python,$(PUBLISH_VENV),$(NEWEST_PYTHON)) || { rm -rf $(PUBLISH_VENV); $(PYTHON) -m venv $(PUBLISH_VENV); }
 	$(PUBLISH_VENV)/bin/pip install --quiet --upgrade pip
 	$(PUBLISH_VENV)/bin/pip install --quiet -r tests/publish/requirements.txt "$$(grep -E '^ansible-core' requirements-dev.txt)"
 	touch $@
