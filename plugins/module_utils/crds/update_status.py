@@ -66,7 +66,9 @@ class ServiceEntry(_ServiceEntryKeys, total=False):
 _SiteWaitingKeys = TypedDict("_SiteWaitingKeys", {"service": str, "for": str})
 
 
-class SiteWaiting(_SiteWaitingKeys, total=False):
+# A TypedDict made the functional way is a class; the pylint of ansible-test
+# 2.21 (astroid 4) takes it for something else.
+class SiteWaiting(_SiteWaitingKeys, total=False):  # pylint: disable=inherit-non-class
     """A service of the site whose flow waits for its dependencies, and for what."""
 
     namespace: str
