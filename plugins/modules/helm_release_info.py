@@ -72,8 +72,10 @@ releases:
       description: Every revision, oldest first.
       type: list
       elements: dict
-    values:
-      description: The user-supplied values (or all values with O(get_all_values)), credentials masked.
+    release_values:
+      description:
+        - The user-supplied values (or all values with O(get_all_values)), credentials masked.
+        - Named C(release_values), not C(values), so that Jinja's dot notation reaches it (C(values) is a dict method).
       type: dict
     manifest:
       description: The release manifest, Secret data masked.

@@ -293,8 +293,8 @@ def test_release_info_masks_values_and_secrets(release) -> None:
     info = ok(run_module("helm_release_info", {"namespace": release.namespace, "binary_path": release.helm},
                          os.environ.get("KUBECONFIG")))
     (rel,) = info["releases"]
-    assert rel["status"]["name"] == "rel" and rel["values"]["replicas"] == 2
-    assert rel["values"]["conf"]["db_password"] == "********"
+    assert rel["status"]["name"] == "rel" and rel["release_values"]["replicas"] == 2
+    assert rel["release_values"]["conf"]["db_password"] == "********"
     assert "kind: Secret" in rel["manifest"] and PASSWORD not in rel["manifest"]
     assert "info-S3cret-77" not in info["_raw"]
 

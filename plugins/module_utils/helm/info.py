@@ -34,6 +34,6 @@ def release_info(helm: Helm, namespace: str, name: Optional[str] = None,
         manifest = helm.get_manifest(release, namespace) if history[-1].get("status") != "uninstalled" else ""
         helm.redactor.add_objects(r.obj for r in parse_manifest(manifest))
         out.append({"status": summary(release, namespace, history), "history": history_entries(history),
-                    "values": helm.redactor.mask_values(values),
+                    "release_values": helm.redactor.mask_values(values),
                     "manifest": helm.redactor.redact(masked_manifest(manifest))})
     return out

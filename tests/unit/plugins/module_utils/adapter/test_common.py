@@ -121,8 +121,8 @@ def test_release_info_masks_short_credentials_under_their_keys() -> None:
     helm.get_values = lambda release, namespace, all_values=False: copy.deepcopy(VALUES)
     helm.get_manifest = lambda release, namespace: ""
     (info,) = release_info.release_info(helm, "openstack", "keystone")
-    assert _masked_echo(info["values"]) == {"username": "admin", "password": MASK}
-    assert info["values"]["conf"] == VALUES["conf"]
+    assert _masked_echo(info["release_values"]) == {"username": "admin", "password": MASK}
+    assert info["release_values"]["conf"] == VALUES["conf"]
 
 
 def test_a_module_that_cannot_reach_the_apiserver_fails_with_one_line(monkeypatch: Any, tmp_path: Any) -> None:

@@ -72,8 +72,8 @@ def test_one_release_with_its_credentials_and_secret_data_masked() -> None:
     (release,) = release_info(helm, "openstack", "keystone", all_values=True)
     assert release["status"]["revision"] == 2 and release["status"]["status"] == "deployed"
     assert [h["revision"] for h in release["history"]] == [1, 2] and helm.listed == []
-    assert release["values"]["endpoints"]["oslo_db"]["auth"]["keystone"]["password"] == MASK
-    assert release["values"]["all"] is True
+    assert release["release_values"]["endpoints"]["oslo_db"]["auth"]["keystone"]["password"] == MASK
+    assert release["release_values"]["all"] is True
     assert SECRET not in release["manifest"] and "keystone-manage db_sync" in release["manifest"]
 
 
