@@ -11,11 +11,12 @@ SHELL := /bin/bash
 # The Ansibles the tests run on (NEWEST_*, OLDEST_*): .ci/versions.
 include .ci/versions
 comma := ,
-PYTHON ?= python$(NEWEST_PYTHON)
+# .ci/python finds each one: on PATH, else among pyenv's installs.
+PYTHON ?= $(or $(shell .ci/python $(NEWEST_PYTHON)),python$(NEWEST_PYTHON))
 VENV := $(CURDIR)/.venv
 BIN := $(VENV)/bin
 # The oldest Ansible that meta/runtime.yml promises, in a virtualenv of its own.
-OLDEST_PYTHON_CMD ?= python$(OLDEST_PYTHON)
+OLDEST_PYTHON_CMD ?= $(or $(shell .ci/python $(OLDEST_PYTHON)),python$(OLDEST_PYTHON))
 OLDEST_VENV := $(CURDIR)/.venv-oldest
 OLDEST_BIN := $(OLDEST_VENV)/bin
 BUILD := $(CURDIR)/build
@@ -38,7 +39,7 @@ export KUBECTL_BIN ?= $(BED_BIN)/kubectl
 export PATH := $(BIN):$(PATH)
 
 SHELL_SCRIPTS := tests/cluster/build tests/cluster/up tests/cluster/down tests/cluster/status \
-	tests/cluster/lib.sh tests/with-bed tests/sanity/run hacking/docs .ci/run
+	tests/cluster/lib.sh tests/with-bed tests/sanity/run hacking/docs .ci/run .ci/python
 
 .PHONY: help venv venv-oldest tools bed bed-up bed-down collection demo site-charts site test test-all unit integration integration-sites sanity sanity-oldest sanity-between unit-oldest integration-oldest test-oldest lint molecule publish-check \
 	docs docs-lint \
@@ -125,7 +126,8 @@ site: collection bed site-charts
 demo: collection bed
 	$(WITH_BED) $(BIN)/ansible-playbook -i examples/inventory.yml playbooks/demo.yml
 
-test: collection tools bed
+# venv-oldest before the suites: two of them, side by side, run on it.
+test: collection venv-oldest tools bed
 	$(WITH_BED) $(MAKE) --no-print-directory test-all
 
 # Every suite runs, even after a failure, and the summary says which failed.
@@ -133,6 +135,9 @@ test: collection tools bed
 # suites on the cluster run side by side, each in its own namespaces, while
 # sanity and lint (CPU, no cluster) run after one another beside them: most of
 # a cluster test's time is spent waiting for the control plane, not computing.
+# The oldest Ansible's share (.ci/versions) joins them: its integration file
+# after the whole sites, its unit tests and the sanity of the older series
+# after lint.
 # Each line of a suite's output carries its name; each suite's whole log is in
 # build/test-logs/ too, and the summary quotes each failure with the lines after
 # it (an Ansible failure's message follows its "fatal:" line). TEST_SERIAL=1
@@ -142,7 +147,8 @@ test-all:
 	@mkdir -p $(TEST_LOGS); failed=(); \
 	echo "==> unit"; \
 	if $(MAKE) --no-print-directory unit; then echo "==> unit: passed"; else failed+=(unit); echo "==> unit: FAILED"; fi; \
-	groups=("integration" "integration-sites" "molecule" "sanity lint publish-check docs-lint docs"); \
+	groups=("integration" "integration-sites integration-oldest" "molecule" \
+	  "sanity lint publish-check docs-lint docs unit-oldest sanity-oldest sanity-between"); \
 	run_group() { \
 	  local t rc=0; \
 	  for t in $$1; do \
@@ -160,7 +166,7 @@ test-all:
 	  echo "==> $$t: the failures in its log ($(TEST_LOGS)/$$t.log)"; \
 	  sed "s/\x1b\[[0-9;]*m//g" $(TEST_LOGS)/$$t.log | grep -a -n -E -A 8 "CRITICAL|fatal: \[|FAILED|Error:" | tail -n 80; done; \
 	if (( $${#failed[@]} )); then echo "FAILED: $${failed[*]}"; exit 1; fi; \
-	echo "all suites passed: unit integration integration-sites molecule sanity lint publish-check docs-lint docs"
+	echo "all suites passed: unit $${groups[*]}"
 
 unit: collection
 	$(BIN)/pytest tests/unit tests/tooling
@@ -200,6 +206,7 @@ unit-oldest: collection venv-oldest
 	PATH=$(OLDEST_BIN):$$PATH $(OLDEST_BIN)/pytest -p no:cacheprovider tests/unit tests/tooling
 
 integration-oldest: collection venv-oldest
+	@$(OLDEST_BIN)/ansible --version | head -1
 	PATH=$(OLDEST_BIN):$$PATH $(WITH_BED) $(OLDEST_BIN)/pytest --durations=10 -p no:cacheprovider $(OLDEST_INTEGRATION)
 
 test-oldest: unit-oldest sanity-oldest integration-oldest
