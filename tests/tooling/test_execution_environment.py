@@ -268,6 +268,23 @@ def test_ansible_core_and_runner_match_requirements_dev(context: Context) -> Non
         assert refs.get(name) == dev[name], (name, refs.get(name), dev[name])
 
 
+def test_an_older_ansible_core_is_one_build_argument(context: Context) -> None:
+    """`make ee-image EE_CORE=...` (docs/awx.md) reaches the one pip install of
+    ansible-core: the base stage, which every other stage is built from."""
+    base = context.stage("base")
+    assert re.search(r"^ARG ANSIBLE_INSTALL_REFS$", base, re.M), base
+    assert re.search(r"^RUN .*pip install .*\$ANSIBLE_INSTALL_REFS$", base, re.M), base
+    assert all(re.match(r"base\b", stage) for stage in re.findall(r"^FROM (\S+) AS (?!base)", context.containerfile, re.M))
+    runner = Requirement(next(r for r in (ROOT / "requirements-dev.txt").read_text().splitlines()
+                              if r.startswith("ansible-runner=="))).specifier
+    out = subprocess.run(["make", "-n", "--no-print-directory", "ee-image", "EE_CORE=2.19.14"], cwd=ROOT,
+                         capture_output=True, text=True, check=True).stdout
+    assert f'--build-arg "ANSIBLE_INSTALL_REFS=ansible-core==2.19.14 ansible-runner{runner}"' in out, out
+    plain = subprocess.run(["make", "-n", "--no-print-directory", "ee-image"], cwd=ROOT,
+                           capture_output=True, text=True, check=True).stdout
+    assert "ANSIBLE_INSTALL_REFS" not in plain, plain
+
+
 # -- Helm ---------------------------------------------------------------------
 
 def test_the_helm_pin_is_the_test_bed_s_helm_3(context: Context) -> None:

@@ -192,9 +192,11 @@ def test_a_module_does_not_ship_the_other_modules_engines(module: str, not_shipp
 # The modules that ship kube/lease.py by 0.3 kB for a take-over kept when its holder takes the Lease again.
 # The four that ship helm/cli.py by 0.8 kB for merged_values: the values asked for, merged once for the
 # release manager and the site plan's drift (it names a values file that cannot be read).
+# phase and update_status by 0.5 kB for the reasons given beside two pylint disables that
+# ansible-test 2.21's pylint asks for (helm/process.py's Popen, crds/update_status.py's SiteWaiting).
 PAYLOAD_BUDGET = {
-    "helm_release": 310_000, "helm_release_info": 108_500, "phase": 580_500, "phase_info": 109_000,
-    "service_lifecycle": 337_500, "site_plan": 280_000, "traffic": 725_500, "update_status": 279_500,
+    "helm_release": 310_000, "helm_release_info": 108_500, "phase": 581_000, "phase_info": 109_000,
+    "service_lifecycle": 337_500, "site_plan": 280_000, "traffic": 725_500, "update_status": 280_000,
 }
 
 
