@@ -41,6 +41,12 @@ def test_a_scale_to_zero_and_back_is_one_zero_span(dyn: dynamic.DynamicClient, n
             dyn.resources.get(api_version=body["apiVersion"], kind=body["kind"]).create(body=body, namespace=namespace)
     for name in ("keystone-api", "nova-api"):
         kube.wait_for(dyn, "apps/v1", "Deployment", name, namespace, kube.has_condition("Available"), timeout=120)
+    # The EndpointSlice controller follows the pods a moment after the
+    # Deployment counts them available (a loaded machine once listed one of
+    # keystone-api's two): the measured watch starts once every endpoint is ready.
+    with EndpointWatch(dyn, namespace, ["keystone-api", "nova-api"]) as settling:
+        settling.wait_until("keystone-api", lambda n: n == 2, timeout=60)
+        settling.wait_until("nova-api", lambda n: n == 1, timeout=60)
     with EndpointWatch(dyn, namespace, ["keystone-api", "nova-api"]) as watch:
         watch.wait_until("keystone-api", lambda n: n == 2, timeout=60)
         watch.wait_until("nova-api", lambda n: n == 1, timeout=60)

@@ -328,7 +328,12 @@ def test_a_whole_update_flow_with_connections_dropped_every_few_seconds_succeeds
     assert all(e["result"] == "Succeeded" for e in record["history"] if e["name"] in record["flow"]["phases"])
     releases = dyn.resources.get(api_version="v1", kind="Secret").get(
         namespace=namespace, label_selector="owner=helm,name=keystone").to_dict()["items"]
-    assert sorted(r["metadata"]["labels"]["status"] for r in releases) == ["deployed", "superseded"]
+    # One revision made by the update, or, when a drop cut the Helm upgrade
+    # itself, the failed revisions it left and the one run again on top of them
+    # (helm/interrupted.py), each said as a warning.
+    statuses = [r["metadata"]["labels"]["status"] for r in sorted(releases, key=lambda r: int(r["metadata"]["labels"]["version"]))]
+    assert statuses[0] == "superseded" and statuses[-1] == "deployed" and set(statuses[1:-1]) <= {"failed"}, statuses
+    assert len(statuses) == 2 or "ran it again" in " ".join((update.stdout + update.stderr).split()), statuses
     slices = dyn.resources.get(api_version="discovery.k8s.io/v1", kind="EndpointSlice").get(
         namespace=namespace, label_selector="kubernetes.io/service-name=keystone-api").to_dict()["items"]
     assert any((e.get("conditions") or {}).get("ready") for s in slices for e in s.get("endpoints") or [])
